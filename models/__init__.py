@@ -1,0 +1,1 @@
+"""Optimization formulations (Pyomo), built only from validated tables."""
