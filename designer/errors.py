@@ -1,0 +1,68 @@
+"""Errors shared by every layer: input problems, infeasibility, solver failure, audit failure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _shown(value: object) -> str:
+    """A cell value as a planner would recognise it in a message."""
+    if isinstance(value, (str, int, float, bool)):
+        return repr(value)
+    return repr(str(value))
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input, located by sheet, Excel cell and column (or key).
+
+    ``cell`` is "" when the problem concerns a whole sheet, row or missing column; ``value`` is
+    None when there is no offending value to show.
+    """
+
+    sheet: str
+    cell: str
+    column: str
+    value: object
+    message: str
+    fix: str = ""
+
+    def __str__(self) -> str:
+        where = (self.sheet or "workbook") + (f"!{self.cell}" if self.cell else "")
+        if self.column:
+            where += f" {self.column}"
+        text = f"{where}: {self.message}"
+        if self.value is not None:
+            text += f", got {_shown(self.value)}"
+        if self.fix:
+            text += f" (fix: {self.fix})"
+        return text
+
+
+class InputError(Exception):
+    """The workbook (or catalog) is invalid; ``problems`` lists everything found, in order."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class Infeasible(Exception):
+    """The model has no feasible design; ``reason`` says why in the planner's terms."""
+
+    def __init__(self, reason: str, details: dict | None = None):
+        self.reason = reason
+        self.details = details or {}
+        super().__init__(reason)
+
+
+class NoSolution(Exception):
+    """The solver stopped (time or node limit) without finding any feasible design."""
+
+
+class AuditFailure(Exception):
+    """An emitted design failed the independent audit; ``violations`` lists each failed check."""
+
+    def __init__(self, violations: list[str]):
+        self.violations = list(violations)
+        super().__init__("\n".join(self.violations))
