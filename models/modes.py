@@ -1,0 +1,321 @@
+"""Fabric modes: every (topology, protocol, speeds, switch models, oversubscription) combination.
+
+A mode fixes everything about a site's scale-out fabric except its size. Sizes (nodes, leaves,
+spines, cores) are decided by the MILP with the linear rules each mode carries here:
+
+- ``d1``/``u1``: down/up ports of a leaf; ``d2``/``u2`` of an aggregation (3-tier spine) switch.
+  A switch with port modes {gbps: ports} is a bandwidth pool: a split uses d x g_down + u x g_up
+  <= pool, each speed one of its modes, and d x g_down <= level x u x g_up (oversubscription).
+- ``spine_ports``: ports of a 2-tier spine at g1; ``core_ports``: ports of a core switch at g2.
+- ``node_cap``: the most nodes one site can hold in this mode (topology size limit).
+
+Modes are enumerated before the model is built; each rejected combination keeps its reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from designer.catalog import port_modes, roles
+
+PROPAGATION_NS_PER_M = 5.0
+SPEEDS_GBPS = (200, 400, 800, 1600)
+OVERSUBSCRIPTION_LEVELS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
+
+# (topology, switch tiers, worst-case switch hops)
+TOPOLOGY_VARIANTS = (
+    ("leaf_spine", 2, 3),
+    ("fat_tree_3", 3, 5),
+    ("rail_optimized", 2, 3),
+    ("rail_optimized", 3, 5),
+    ("rail_only", 1, 1),
+    ("rail_only", 2, 3),
+    ("leaf_mesh", 1, 1),
+    ("leaf_mesh", 2, 2),
+)
+
+
+@dataclass(frozen=True)
+class Cable:
+    """The cable or transceiver pair chosen for one tier of links."""
+
+    tier: str
+    gbps: int
+    length_m: float
+    item: str
+    kind: str
+    links_per_module: int
+    unit_price: float
+    unit_power_w: float
+
+    @property
+    def modules_per_link(self) -> float:
+        """Items per link: one cable, or a module at each end (a twin-port module serves two)."""
+        return 1.0 if self.kind in ("dac", "aoc") else 2.0 / self.links_per_module
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One fabric design pattern; sizes are linear in the MILP's integer counts."""
+
+    id: str
+    topology: str
+    tiers: int
+    hops: int
+    protocol: str
+    leaf: str
+    spine: str | None
+    core: str | None
+    g0: int
+    g1: int | None
+    g2: int | None
+    d1: int
+    u1: int
+    d2: int = 0
+    u2: int = 0
+    spine_ports: int = 0
+    core_ports: int = 0
+    level1: float = 1.0
+    level2: float = 1.0
+    oversubscription: float = 1.0
+    cables: tuple[Cable, ...] = ()
+    latency_us: float = 0.0
+    latency_breakdown_us: dict = field(default_factory=dict, compare=False, hash=False)
+    node_cap: int = 0
+
+    @property
+    def rail_based(self) -> bool:
+        return self.topology in ("rail_optimized", "rail_only")
+
+    def spine_options(self) -> list[int]:
+        """Uniform striping: the spines of one 2-tier Clos divide a leaf's uplinks."""
+        return [s for s in range(1, self.u1 + 1) if self.u1 % s == 0]
+
+
+@dataclass
+class ModeSet:
+    """The kept modes and, for each rejected combination, why."""
+
+    modes: list[Mode]
+    filtered: Counter
+    examples: dict[str, str]
+
+    def summary(self) -> dict:
+        return {
+            "enumerated": len(self.modes) + sum(self.filtered.values()),
+            "kept": len(self.modes),
+            "filtered": dict(self.filtered),
+            "examples": [{"reason": r, "mode": m} for r, m in self.examples.items()],
+        }
+
+
+def split_ports(pool_gbps: float, g_down: int, g_up: int, level: float) -> tuple[int, int]:
+    """Most down ports d (then fewest up ports u) with d*g_down + u*g_up <= pool, d*g_down <= level*u*g_up."""
+    best = (0, 0)
+    for u in range(1, int(pool_gbps // g_up) + 1):
+        d = min(int((pool_gbps - u * g_up) // g_down), int(level * u * g_up // g_down + 1e-9))
+        if d > best[0]:
+            best = (d, u)
+    return best
+
+
+def choose_cables(optics, tier: str, gbps: int, length_m: float) -> list[Cable]:
+    """Cables or transceivers that carry gbps over length_m, Pareto-optimal in (price, power) per link."""
+    options = []
+    for name, row in optics.iterrows():
+        if int(row["gbps"]) != gbps or float(row["reach_m"]) < length_m:
+            continue
+        options.append(Cable(tier, gbps, length_m, str(name), str(row["kind"]),
+                             int(row["links_per_module"]), float(row["price_usd"]), float(row["power_w"])))
+    per_link = [(c.unit_price * c.modules_per_link, c.unit_power_w * c.modules_per_link, c) for c in options]
+    return [c for p, w, c in per_link
+            if not any((p2 <= p and w2 <= w) and (p2 < p or w2 < w) for p2, w2, _ in per_link)]
+
+
+def pool_gbps(switch_row) -> float:
+    modes = port_modes(switch_row["port_modes"])
+    return max(g * n for g, n in modes.items())
+
+
+def enumerate_modes(inputs) -> ModeSet:
+    """All fabric modes for the project's node type, filtered by compatibility, size and latency."""
+    project = inputs.project
+    node = inputs.node_types.loc[project["node_type"]]
+    nics, planes = int(node["nics_per_node"]), int(node["planes"])
+    g0 = int(node["nic_gbps"])
+    lengths = {"node_leaf": project["cable_m_node_leaf"], "leaf_spine": project["cable_m_leaf_spine"],
+               "spine_core": project["cable_m_spine_core"]}
+    max_level = float(project["max_oversubscription"])
+    levels = sorted({lv for lv in OVERSUBSCRIPTION_LEVELS if lv <= max_level} | {max_level})
+    max_latency = project.get("max_fabric_latency_us")
+    switches = inputs.switches
+    kept: list[Mode] = []
+    filtered: Counter = Counter()
+    examples: dict[str, str] = {}
+    seen: set = set()
+
+    def reject(reason: str, label: str) -> None:
+        filtered[reason] += 1
+        examples.setdefault(reason, label)
+
+    if nics % planes:
+        reject(f"nics_per_node {nics} not divisible by planes {planes}", project["node_type"])
+        return ModeSet([], filtered, examples)
+    rails = nics // planes
+
+    for topology, tiers, hops in TOPOLOGY_VARIANTS:
+        if topology not in project["topologies_allowed"]:
+            reject("topology not in topologies_allowed", topology)
+            continue
+        for protocol in project["protocols_allowed"]:
+            family = inputs.protocols.loc[protocol, "switch_family"]
+            by_role = {
+                role: [m for m, row in switches.iterrows()
+                       if row["family"] == family and role in roles(row["roles"])]
+                for role in ("leaf", "spine", "core")
+            }
+            if not by_role["leaf"]:
+                reject(f"no {family} switch with role leaf for protocol {protocol}", f"{topology}/{protocol}")
+                continue
+            for mode in _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails,
+                                   levels, lengths, reject):
+                key = (mode.topology, mode.tiers, mode.protocol, mode.leaf, mode.spine, mode.core, mode.g1,
+                       mode.g2, mode.d1, mode.u1, mode.d2, mode.u2, tuple(c.item for c in mode.cables))
+                if key in seen:
+                    reject("same port split as a lower oversubscription level", mode.id)
+                    continue
+                seen.add(key)
+                if max_latency is not None and mode.latency_us > max_latency + 1e-12:
+                    reject("latency above max_fabric_latency_us", mode.id)
+                    continue
+                kept.append(mode)
+    return ModeSet(kept, filtered, examples)
+
+
+def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, lengths, reject):
+    """Yield the modes of one (topology, tiers, protocol), rejecting incompatible combinations."""
+    switches = inputs.switches
+    proto = inputs.protocols.loc[protocol]
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    speeds = lambda model: set(port_modes(switches.loc[model, "port_modes"]))  # noqa: E731
+    upper_roles = {1: (), 2: ("spine",), 3: ("spine", "core")}[tiers]
+    if topology == "leaf_mesh" and tiers == 2:
+        upper_roles = ()
+    for leaf in by_role["leaf"]:
+        if g0 not in speeds(leaf):
+            reject(f"leaf switch has no {g0}G port mode for the NIC speed", f"{topology}/{protocol}/{leaf}")
+            continue
+        uppers = [by_role[r] for r in upper_roles]
+        for models in itertools.product(*uppers):
+            spine = models[0] if len(models) > 0 else None
+            core = models[1] if len(models) > 1 else None
+            g1_opts = [None]
+            if tiers >= 2:
+                g1_opts = sorted(s for s in speeds(leaf) if s >= g0 and (spine is None or s in speeds(spine)))
+            for g1 in g1_opts:
+                g2_opts = [None]
+                if tiers == 3:
+                    g2_opts = sorted(s for s in speeds(spine) & speeds(core) if s >= g1)
+                for g2 in g2_opts:
+                    lv2 = levels if tiers == 3 else [1.0]
+                    lv1 = levels if tiers >= 2 else [1.0]
+                    for level1, level2 in itertools.product(lv1, lv2):
+                        yield from _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf,
+                                                spine, core, g0, g1, g2, level1, level2, rails, lengths, reject)
+            if tiers >= 2 and not g1_opts:
+                reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
+
+
+def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spine, core, g0, g1, g2,
+                 level1, level2, rails, lengths, reject):
+    """Yield the modes of one combination, one per Pareto-optimal cable choice per tier."""
+    switches = inputs.switches
+    label = "/".join(str(x) for x in (topology, tiers, protocol, leaf, spine, core, g0, g1, g2, level1, level2))
+    leaf_pool = pool_gbps(switches.loc[leaf])
+    mesh2 = topology == "leaf_mesh" and tiers == 2
+    if tiers == 1:
+        d1, u1 = int(leaf_pool // g0), 0
+    elif mesh2:
+        d1, u1 = split_ports(leaf_pool, g0, g0, level1)
+        u1 -= u1 % 2  # every mesh link joins two leaves: keep uplinks even
+        d1 = min(d1, int(level1 * u1 + 1e-9))
+    else:
+        d1, u1 = split_ports(leaf_pool, g0, g1, level1)
+    if d1 <= 0 or (tiers >= 2 and u1 <= 0):
+        reject("switch too small for the oversubscription split", label)
+        return
+    d2 = u2 = spine_ports = core_ports = 0
+    if tiers == 2 and not mesh2:
+        spine_ports = int(pool_gbps(switches.loc[spine]) // g1)
+    if tiers == 3:
+        d2, u2 = split_ports(pool_gbps(switches.loc[spine]), g1, g2, level2)
+        core_ports = int(pool_gbps(switches.loc[core]) // g2)
+        if d2 <= 0 or u2 <= 0:
+            reject("switch too small for the oversubscription split", label)
+            return
+    node_cap = _node_cap(topology, tiers, mesh2, rails, d1, u1, d2, spine_ports, core_ports)
+    if node_cap <= 0:
+        reject("topology cannot hold one node with this switch", label)
+        return
+
+    tier_links = [("node_leaf", g0, lengths["node_leaf"])]
+    if mesh2:
+        tier_links.append(("leaf_leaf", g0, lengths["leaf_spine"]))
+    elif tiers >= 2:
+        tier_links.append(("leaf_spine", g1, lengths["leaf_spine"]))
+    if tiers == 3:
+        tier_links.append(("spine_core", g2, lengths["spine_core"]))
+    cable_sets = []
+    for tier, gbps, length in tier_links:
+        options = choose_cables(inputs.optics, tier, gbps, length)
+        if not options:
+            reject(f"no cable or optic for {gbps}G over {length:g} m", label)
+            return
+        cable_sets.append(options)
+
+    breakdown = _latency_breakdown(switches, proto, node, topology, tiers, mesh2, leaf, spine, core, lengths)
+    ratio1 = d1 * g0 / (u1 * (g1 or g0)) if u1 else 1.0
+    ratio2 = d2 * g1 / (u2 * g2) if tiers == 3 else 1.0
+    for cables in itertools.product(*cable_sets):
+        yield Mode(
+            id=f"{label}/" + "+".join(c.item for c in cables), topology=topology, tiers=tiers, hops=hops,
+            protocol=protocol, leaf=leaf, spine=spine, core=core, g0=g0, g1=g1, g2=g2, d1=d1, u1=u1,
+            d2=d2, u2=u2, spine_ports=spine_ports, core_ports=core_ports, level1=level1, level2=level2,
+            oversubscription=round(max(ratio1, ratio2), 4), cables=cables,
+            latency_us=sum(breakdown.values()), latency_breakdown_us=breakdown, node_cap=node_cap,
+        )
+
+
+def _node_cap(topology, tiers, mesh2, rails, d1, u1, d2, spine_ports, core_ports) -> int:
+    """Most nodes per site. 2-tier: spines <= u1 (striping) so leaves <= spine ports;
+    3-tier: pods <= core ports with d2 leaves each; mesh: leaves <= u1 + 1."""
+    if tiers == 1:
+        return d1 if topology == "rail_only" else d1 // rails
+    if mesh2:
+        return (u1 + 1) * d1 // rails
+    max_leaves = spine_ports if tiers == 2 else core_ports * d2
+    if topology == "rail_only":
+        return max_leaves * d1
+    if topology == "rail_optimized":
+        return (max_leaves // rails) * d1
+    return max_leaves * d1 // rails
+
+
+def _latency_breakdown(switches, proto, node, topology, tiers, mesh2, leaf, spine, core, lengths) -> dict:
+    """Worst-case one-way GPU-to-GPU latency in us: NICs, switch hops, cable propagation, NVLink."""
+    lat = {s: float(switches.loc[s, "latency_ns"]) for s in (leaf, spine, core) if s}
+    if tiers == 1 or mesh2:
+        switching = lat[leaf] * (2 if mesh2 else 1)
+        prop_m = 2 * lengths["node_leaf"] + (lengths["leaf_spine"] if mesh2 else 0)
+    elif tiers == 2:
+        switching = 2 * lat[leaf] + lat[spine]
+        prop_m = 2 * (lengths["node_leaf"] + lengths["leaf_spine"])
+    else:
+        switching = 2 * lat[leaf] + 2 * lat[spine] + lat[core]
+        prop_m = 2 * (lengths["node_leaf"] + lengths["leaf_spine"] + lengths["spine_core"])
+    nvlink = float(node["nvlink_latency_ns"]) if topology == "rail_only" else 0.0
+    return {"nic": 2 * float(proto["nic_latency_ns"]) / 1e3, "switching": switching / 1e3,
+            "propagation": prop_m * PROPAGATION_NS_PER_M / 1e3, "nvlink": nvlink / 1e3}

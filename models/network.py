@@ -1,0 +1,504 @@
+"""The network-design MILP: one ``define_<what>`` function per constraint group.
+
+Notation: s site, m fabric mode, j spine option, r route, c coherent type, k DCI router model.
+Every group is built only over the pre-filtered index sets where it applies (``ModelData``).
+Counts of a 2- or 3-tier fabric are per plane (per rail for rail_only) and multiplied by the
+plane (and rail) count when they enter cost and power.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyomo.environ as pyo
+
+from designer.catalog import port_modes
+from models.intersite import InterSite, bdp_mb, channels_per_pair
+from models.modes import Mode
+
+HOURS_PER_YEAR = 8760.0
+
+
+@dataclass
+class ModelData:
+    """Validated tables reduced to the numbers and index sets the model needs."""
+
+    inputs: object
+    modes: list[Mode]
+    sites: list[str]
+    inter: InterSite
+    workload: dict | None = None
+    filtered_by_workload: int = 0
+    multiplier: dict = field(default_factory=dict)  # mode -> switch-count multiplier (planes x rails)
+
+    @property
+    def node(self):
+        return self.inputs.node_types.loc[self.inputs.project["node_type"]]
+
+    @property
+    def rails(self) -> int:
+        """NICs per node in one plane: one rail each."""
+        return int(self.node["nics_per_node"]) // int(self.node["planes"])
+
+
+def site_list(inputs) -> list[str]:
+    """Sites the model may open: every site not marked excluded."""
+    return [s for s in inputs.sites.index if inputs.sites.loc[s, "status"] != "excluded"]
+
+
+def multiplier(mode: Mode, node) -> int:
+    """Copies of the per-plane count: planes, times rails for rail_only (one network per rail)."""
+    planes = int(node["planes"])
+    rails = int(node["nics_per_node"]) // planes
+    return planes * (rails if mode.topology == "rail_only" else 1)
+
+
+def has_spine_options(mode: Mode) -> bool:
+    return mode.tiers == 2 and mode.topology != "leaf_mesh"
+
+
+# --------------------------------------------------------------------------------------------
+# Model building
+# --------------------------------------------------------------------------------------------
+
+def build_model(data: ModelData) -> pyo.ConcreteModel:
+    """The full MILP with expressions ``capex``, ``energy`` and ``worst_latency``; no objective yet."""
+    m = pyo.ConcreteModel(name="designer")
+    m.data = data
+    define_sets(m, data)
+    define_variables(m, data)
+    define_site_mode(m, data)
+    define_leaves(m, data)
+    define_spines(m, data)
+    define_aggregation_core(m, data)
+    define_modules(m, data)
+    define_demand(m, data)
+    define_site_count(m, data)
+    define_routes(m, data)
+    define_connectivity(m, data)
+    define_dci_capacity(m, data)
+    define_dci_routers(m, data)
+    define_rtt(m, data)
+    define_workload(m, data)
+    define_power(m, data)
+    define_cost(m, data)
+    define_budget(m, data)
+    define_latency(m, data)
+    return m
+
+
+def define_sets(m, data: ModelData) -> None:
+    """S sites, M modes, SM = S x M, SMJ spine options of 2-tier Clos modes, R routes, RC route x
+    coherent type within reach, K DCI routers, SK = S x K."""
+    m.S = pyo.Set(initialize=data.sites, ordered=True)
+    m.M = pyo.Set(initialize=range(len(data.modes)), ordered=True)
+    m.SM = pyo.Set(initialize=[(s, i) for s in data.sites for i in range(len(data.modes))], dimen=2)
+    m.SM_su = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM
+                                                if data.modes[i].topology == "rail_optimized"])
+    m.SM_leafvar = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers >= 2])
+    m.SMJ = pyo.Set(dimen=3, initialize=[(s, i, j) for s, i in m.SM if has_spine_options(data.modes[i])
+                                         for j in data.modes[i].spine_options()])
+    m.SM3 = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers == 3])
+    m.SMT = pyo.Set(dimen=3, initialize=[(s, i, t) for s, i in m.SM
+                                         for t, c in enumerate(data.modes[i].cables)
+                                         if c.kind == "transceiver" and c.links_per_module > 1])
+    routes = data.inter.routes
+    m.R = pyo.Set(initialize=[r.key for r in routes], ordered=True)
+    m.RC = pyo.Set(dimen=2, initialize=[(r.key, c) for r in routes for c in r.coherent])
+    m.K = pyo.Set(initialize=data.inter.routers, ordered=True)
+    m.SK = pyo.Set(dimen=2, initialize=[(s, k) for s in data.sites for k in data.inter.routers])
+    m.route = {r.key: r for r in routes}
+    m.incident = {s: [r.key for r in routes if s in (r.a, r.b)] for s in data.sites}
+
+
+def define_variables(m, data: ModelData) -> None:
+    """open_s, y_sm binaries; nodes_sm, su_sm, leaves_sm, agg_sm, core_sm, modules_smt integers;
+    z_smj spine-option binaries; route, coherent, wavelength, fiber, router and flow variables."""
+    m.open = pyo.Var(m.S, domain=pyo.Binary)
+    m.y = pyo.Var(m.SM, domain=pyo.Binary)
+    m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeIntegers)
+    m.su = pyo.Var(m.SM_su, domain=pyo.NonNegativeIntegers)
+    m.leaves = pyo.Var(m.SM_leafvar, domain=pyo.NonNegativeIntegers)
+    m.z = pyo.Var(m.SMJ, domain=pyo.Binary)
+    m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
+    m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
+    m.modules = pyo.Var(m.SMT, domain=pyo.NonNegativeIntegers)
+    m.use = pyo.Var(m.R, domain=pyo.Binary)
+    m.x = pyo.Var(m.RC, domain=pyo.Binary)
+    m.waves = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
+    m.pairs = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
+    m.routers = pyo.Var(m.SK, domain=pyo.NonNegativeIntegers)
+    m.multi = pyo.Var(domain=pyo.Binary)
+
+
+# --- counts as expressions ---------------------------------------------------------------------
+
+def leaf_count(m, s, i):
+    """Leaf switches per plane (per rail for rail_only) of mode i at site s."""
+    mode = m.data.modes[i]
+    if mode.topology == "rail_optimized":
+        return m.data.rails * m.su[s, i]
+    if mode.tiers == 1:
+        return m.y[s, i]
+    return m.leaves[s, i]
+
+
+def spine_count(m, s, i):
+    """2-tier spines (3-tier aggregation switches) per plane."""
+    mode = m.data.modes[i]
+    if mode.tiers == 3:
+        return m.agg[s, i]
+    if has_spine_options(mode):
+        return sum(j * m.z[s, i, j] for j in mode.spine_options())
+    return 0
+
+
+def core_count(m, s, i):
+    return m.core[s, i] if m.data.modes[i].tiers == 3 else 0
+
+
+def tier_links(m, s, i):
+    """Links per tier, in the order of mode.cables: node-leaf, then leaf-spine or leaf-leaf, spine-core."""
+    mode = m.data.modes[i]
+    mult = m.data.multiplier[i]
+    links = [int(m.data.node["nics_per_node"]) * m.nodes[s, i]]
+    if mode.topology == "leaf_mesh" and mode.tiers == 2:
+        links.append(mult * leaf_count(m, s, i) * (mode.u1 // 2))
+    elif mode.tiers >= 2:
+        links.append(mult * leaf_count(m, s, i) * mode.u1)
+    if mode.tiers == 3:
+        links.append(mult * m.agg[s, i] * mode.u2)
+    return links
+
+
+def cable_items(m, s, i, t, links):
+    """Cables, or transceiver modules, of tier t: a module at each end, twin-port modules rounded up."""
+    cable = m.data.modes[i].cables[t]
+    if (s, i, t) in m.SMT:
+        return m.modules[s, i, t]
+    return cable.modules_per_link * links
+
+
+# --- constraint groups -------------------------------------------------------------------------
+
+def define_site_mode(m, data: ModelData) -> None:
+    """sum_m y_sm = open_s; open_s = 1 for required sites;
+    y_sm <= nodes_sm <= min(node_cap_m, max_nodes_s) y_sm (an open fabric holds at least one node)."""
+    sites = data.inputs.sites
+    m.one_mode = pyo.Constraint(m.S, rule=lambda m, s: sum(m.y[s, i] for i in m.M) == m.open[s])
+    m.required = pyo.Constraint([s for s in data.sites if sites.loc[s, "status"] == "required"],
+                                rule=lambda m, s: m.open[s] == 1)
+    m.nodes_min = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] >= m.y[s, i])
+    m.nodes_max = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] <= min(
+        data.modes[i].node_cap, int(sites.loc[s, "max_nodes"])) * m.y[s, i])
+
+
+def define_leaves(m, data: ModelData) -> None:
+    """rail_optimized: d1 su_sm >= nodes_sm (an SU holds d1 nodes; one leaf per rail per SU);
+    leaf_spine, fat_tree_3, leaf_mesh: d1 leaves_sm >= rails nodes_sm; rail_only: d1 leaves_sm >= nodes_sm;
+    leaf_mesh (2 leaves or more): 2 y_sm <= leaves_sm <= (u1 + 1) y_sm."""
+    rails = data.rails
+
+    def rule(m, s, i):
+        mode = data.modes[i]
+        if mode.topology == "rail_optimized":
+            return mode.d1 * m.su[s, i] >= m.nodes[s, i]
+        per_node = 1 if mode.topology == "rail_only" else rails
+        return mode.d1 * m.leaves[s, i] >= per_node * m.nodes[s, i]
+
+    m.leaf_ports = pyo.Constraint(m.SM_su | m.SM_leafvar, rule=rule)
+    mesh = [(s, i) for s, i in m.SM_leafvar if data.modes[i].topology == "leaf_mesh"]
+    m.mesh_min = pyo.Constraint(mesh, rule=lambda m, s, i: m.leaves[s, i] >= 2 * m.y[s, i])
+    m.mesh_max = pyo.Constraint(mesh, rule=lambda m, s, i: m.leaves[s, i] <= (data.modes[i].u1 + 1) * m.y[s, i])
+
+
+def define_spines(m, data: ModelData) -> None:
+    """2-tier Clos with uniform striping: the spine count is a divisor j of u1 (sum_j z_smj = y_sm),
+    and the spines' ports hold every leaf uplink: P_spine sum_j j z_smj >= u1 leaves."""
+    smj_pairs = sorted({(s, i) for s, i, _ in m.SMJ})
+    m.spine_pick = pyo.Constraint(smj_pairs, rule=lambda m, s, i: sum(
+        m.z[s, i, j] for j in data.modes[i].spine_options()) == m.y[s, i])
+    m.spine_ports = pyo.Constraint(smj_pairs, rule=lambda m, s, i: data.modes[i].spine_ports * spine_count(
+        m, s, i) >= data.modes[i].u1 * leaf_count(m, s, i))
+
+
+def define_aggregation_core(m, data: ModelData) -> None:
+    """3-tier: d2 agg_sm >= u1 leaves (aggregation down ports hold leaf uplinks);
+    P_core core_sm >= u2 agg_sm (core ports hold aggregation uplinks)."""
+    m.agg_ports = pyo.Constraint(m.SM3, rule=lambda m, s, i: data.modes[i].d2 * m.agg[s, i]
+                                 >= data.modes[i].u1 * leaf_count(m, s, i))
+    m.core_ports = pyo.Constraint(m.SM3, rule=lambda m, s, i: data.modes[i].core_ports * m.core[s, i]
+                                  >= data.modes[i].u2 * m.agg[s, i])
+
+
+def define_modules(m, data: ModelData) -> None:
+    """Twin-port transceivers: links_per_module x modules_smt >= 2 x links of tier t."""
+    m.module_count = pyo.Constraint(m.SMT, rule=lambda m, s, i, t: data.modes[i].cables[t].links_per_module
+                                    * m.modules[s, i, t] >= 2 * tier_links(m, s, i)[t])
+
+
+def define_demand(m, data: ModelData) -> None:
+    """sum_sm gpus_per_node nodes_sm >= gpus_required."""
+    gpn = int(data.node["gpus_per_node"])
+    m.demand = pyo.Constraint(expr=sum(gpn * m.nodes[s, i] for s, i in m.SM)
+                              >= int(data.inputs.project["gpus_required"]))
+
+
+def define_site_count(m, data: ModelData) -> None:
+    """min_sites <= sum_s open_s <= max_sites; multi >= (sum_s open_s - 1) / (|S| - 1)."""
+    p = data.inputs.project
+    total = sum(m.open[s] for s in m.S)
+    m.min_sites = pyo.Constraint(expr=total >= int(p.get("min_sites") or 1))
+    if p.get("max_sites") is not None:
+        m.max_sites = pyo.Constraint(expr=total <= int(p["max_sites"]))
+    if len(data.sites) > 1:
+        m.multi_site = pyo.Constraint(expr=total - 1 <= (len(data.sites) - 1) * m.multi)
+    else:
+        m.multi.fix(0)
+
+
+def define_routes(m, data: ModelData) -> None:
+    """A used route joins two open sites and carries one coherent type:
+    use_r <= open_a, use_r <= open_b, sum_c x_rc = use_r; x_rc <= waves_rc <= channels_c pairs_rc;
+    pairs_rc <= fiber_pairs_r x_rc."""
+    m.use_a = pyo.Constraint(m.R, rule=lambda m, r: m.use[r] <= m.open[m.route[r].a])
+    m.use_b = pyo.Constraint(m.R, rule=lambda m, r: m.use[r] <= m.open[m.route[r].b])
+    m.one_coherent = pyo.Constraint(m.R, rule=lambda m, r: sum(
+        m.x[r, c] for c in m.route[r].coherent) == m.use[r])
+    co = data.inputs.coherent
+    m.waves_min = pyo.Constraint(m.RC, rule=lambda m, r, c: m.waves[r, c] >= m.x[r, c])
+    m.channels = pyo.Constraint(m.RC, rule=lambda m, r, c: m.waves[r, c]
+                                <= channels_per_pair(float(co.loc[c, "channel_ghz"])) * m.pairs[r, c])
+    m.fiber = pyo.Constraint(m.RC, rule=lambda m, r, c: m.pairs[r, c] <= m.route[r].fiber_pairs * m.x[r, c])
+
+
+def capacity(m, r):
+    """Capacity of route r in Gb/s: sum_c gbps_c waves_rc."""
+    co = m.data.inputs.coherent
+    return sum(float(co.loc[c, "gbps"]) * m.waves[r, c] for c in m.route[r].coherent)
+
+
+def site_capacity(m, s):
+    return sum(capacity(m, r) for r in m.incident[s])
+
+
+def define_connectivity(m, data: ModelData) -> None:
+    """Open sites form one connected network over used routes (single-commodity flow from one root):
+    sum_s root_s = 1, root_s <= open_s; flow on a route <= (|S|-1) use_r in each direction;
+    inflow - outflow + supply_s = open_s with supply_s <= |S| root_s."""
+    if len(data.sites) < 2:
+        return
+    n = len(data.sites)
+    arcs = [(r, d) for r in m.R for d in (0, 1)]
+    m.root = pyo.Var(m.S, domain=pyo.Binary)
+    m.supply = pyo.Var(m.S, domain=pyo.NonNegativeReals)
+    m.flow = pyo.Var(arcs, domain=pyo.NonNegativeReals)
+    m.one_root = pyo.Constraint(expr=sum(m.root[s] for s in m.S) == 1)
+    m.root_open = pyo.Constraint(m.S, rule=lambda m, s: m.root[s] <= m.open[s])
+    m.supply_root = pyo.Constraint(m.S, rule=lambda m, s: m.supply[s] <= n * m.root[s])
+    m.flow_use = pyo.Constraint(arcs, rule=lambda m, r, d: m.flow[r, d] <= (n - 1) * m.use[r])
+
+    def head(r, d):
+        return m.route[r].b if d == 0 else m.route[r].a
+
+    def balance(m, s):
+        inflow = sum(m.flow[r, d] for r, d in arcs if head(r, d) == s)
+        outflow = sum(m.flow[r, d] for r, d in arcs if head(r, 1 - d) == s)
+        return inflow - outflow + m.supply[s] == m.open[s]
+
+    m.flow_balance = pyo.Constraint(m.S, rule=balance)
+    pairs = [(a, b) for a, b, _ in data.inter.excluded_pairs]
+    m.pair_excluded = pyo.Constraint(range(len(pairs)), rule=lambda m, q: m.open[pairs[q][0]]
+                                     + m.open[pairs[q][1]] <= 1)
+
+
+def nic_gbps_per_node(data: ModelData) -> float:
+    node = data.node
+    return float(node["nics_per_node"]) * float(node["nic_gbps"])
+
+
+def define_dci_capacity(m, data: ModelData) -> None:
+    """When more than one site is open, each open site's inter-site capacity covers dci_ratio of its
+    NIC bandwidth: sum_{r at s} cap_r >= dci_ratio bw_node sum_m nodes_sm - M_s (1 - multi)."""
+    if len(data.sites) < 2:
+        return
+    ratio = float(data.inputs.project["dci_ratio"])
+    bw = nic_gbps_per_node(data)
+    sites = data.inputs.sites
+
+    def rule(m, s):
+        big = ratio * bw * float(sites.loc[s, "max_nodes"])
+        return site_capacity(m, s) >= ratio * bw * sum(m.nodes[s, i] for i in m.M) - big * (1 - m.multi)
+
+    m.dci_capacity = pyo.Constraint(m.S, rule=rule)
+
+
+def define_dci_routers(m, data: ModelData) -> None:
+    """DCI routers at each site: port bandwidth for every coherent port plus as much facing the fabric,
+    sum_k pool_k routers_sk >= 2 sum_{r at s} cap_r; buffers hold the bandwidth-delay product,
+    sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (MB)."""
+    if not data.inter.routes:
+        return
+    sw = data.inputs.switches
+    pool = {k: max(g * n for g, n in port_modes(sw.loc[k, "port_modes"]).items()) for k in m.K}
+    factor = float(data.inputs.project["buffer_bdp_factor"])
+    m.router_ports = pyo.Constraint(m.S, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
+                                    >= 2 * site_capacity(m, s))
+    m.router_buffer = pyo.Constraint(m.S, rule=lambda m, s: sum(
+        float(sw.loc[k, "buffer_mb"]) * m.routers[s, k] for k in m.K)
+        >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))
+
+
+def define_rtt(m, data: ModelData) -> None:
+    """max_site_rtt_ms: two open sites are joined by a used path within the limit:
+    sum_paths p_abq >= open_a + open_b - 1, p_abq <= use_r for every route r of path q."""
+    paths = data.inter.paths
+    if not paths:
+        return
+    index = [(a, b, q) for (a, b), ps in paths.items() for q in range(len(ps))]
+    m.P = pyo.Set(dimen=3, initialize=index)
+    m.path = pyo.Var(m.P, domain=pyo.Binary)
+    m.path_pick = pyo.Constraint(list(paths), rule=lambda m, a, b: sum(
+        m.path[a, b, q] for q in range(len(paths[(a, b)]))) >= m.open[a] + m.open[b] - 1)
+    hops = [(a, b, q, r) for (a, b), ps in paths.items() for q, p in enumerate(ps) for r in p]
+    m.path_route = pyo.Constraint(range(len(hops)), rule=lambda m, h: m.path[hops[h][:3]] <= m.use[hops[h][3]])
+
+
+def define_workload(m, data: ModelData) -> None:
+    """Ring all-reduce across sites, T = beta / B + gamma alpha <= T_max, with alpha the worst one-way
+    latency of a used route and B = cap_s / gpus_s per GPU at each open site. Per latency level L_q
+    (the distinct route latencies): lev_q >= use_r for routes with latency >= L_q, and
+    cap_s >= gpus_s beta / (T_max - gamma L_q) - M (2 - lev_q - multi); lev_q = 0 where T_max <= gamma L_q.
+    (Modes whose own intra-site estimate exceeds T_max were filtered before the model.)"""
+    wl = data.workload
+    if wl is None or len(data.sites) < 2 or not data.inter.routes:
+        return
+    levels = sorted({r.rtt_ms / 2 for r in data.inter.routes})
+    gpn = float(data.node["gpus_per_node"])
+    sites = data.inputs.sites
+    m.Q = pyo.Set(initialize=range(len(levels)))
+    m.lev = pyo.Var(m.Q, domain=pyo.Binary)
+    m.lev_route = pyo.Constraint(
+        [(q, r.key) for q in m.Q for r in data.inter.routes if r.rtt_ms / 2 >= levels[q] - 1e-12],
+        dimen=2, rule=lambda m, q, r: m.lev[q] >= m.use[r])
+
+    def need(q):
+        budget_s = wl["t_max_s"] - wl["gamma"] * levels[q] / 1e3
+        return None if budget_s <= 0 else wl["beta_bytes"] * 8 / 1e9 / budget_s  # Gb/s per GPU
+
+    for q in m.Q:
+        if need(q) is None:
+            m.lev[q].fix(0)
+
+    def rule(m, q, s):
+        if need(q) is None:
+            return pyo.Constraint.Skip
+        per_gpu = need(q)
+        big = per_gpu * gpn * float(sites.loc[s, "max_nodes"])
+        gpus = gpn * sum(m.nodes[s, i] for i in m.M)
+        return site_capacity(m, s) >= per_gpu * gpus - big * (2 - m.lev[q] - m.multi)
+
+    m.workload_capacity = pyo.Constraint(m.Q, m.S, rule=rule)
+
+
+def site_it_watts(m, s):
+    """IT power of site s in W: nodes, switches, cables/optics, DCI routers, coherent modules."""
+    data = m.data
+    node_w = float(data.node["node_power_kw"]) * 1e3
+    sw = data.inputs.switches
+    co = data.inputs.coherent
+    total = 0
+    for i in m.M:
+        mode = data.modes[i]
+        mult = data.multiplier[i]
+        total += node_w * m.nodes[s, i]
+        total += mult * float(sw.loc[mode.leaf, "power_w"]) * leaf_count(m, s, i)
+        if mode.spine:
+            total += mult * float(sw.loc[mode.spine, "power_w"]) * spine_count(m, s, i)
+        if mode.core:
+            total += mult * float(sw.loc[mode.core, "power_w"]) * core_count(m, s, i)
+        for t, links in enumerate(tier_links(m, s, i)):
+            total += mode.cables[t].unit_power_w * cable_items(m, s, i, t, links)
+    total += sum(float(sw.loc[k, "power_w"]) * m.routers[s, k] for k in m.K)
+    total += sum(float(co.loc[c, "power_w"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
+    return total
+
+
+def define_power(m, data: ModelData) -> None:
+    """Facility power: mw_s = PUE_s x IT_s / 1e6 <= power_mw_s open_s."""
+    sites = data.inputs.sites
+    m.mw = pyo.Var(m.S, domain=pyo.NonNegativeReals)
+    m.mw_def = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] == float(sites.loc[s, "pue"]) * site_it_watts(m, s) / 1e6)
+    m.power_cap = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] <= float(sites.loc[s, "power_mw"]) * m.open[s])
+
+
+def site_capex(m, s):
+    """Capex of site s: nodes, fixed cost, facility power, switches, cables/optics, DCI routers,
+    coherent modules at its end of each route."""
+    data = m.data
+    sites = data.inputs.sites
+    sw = data.inputs.switches
+    co = data.inputs.coherent
+    cost = float(sites.loc[s, "fixed_cost_usd"]) * m.open[s] + float(sites.loc[s, "power_cost_usd_per_mw"]) * m.mw[s]
+    node_price = float(data.node["node_price_usd"])
+    for i in m.M:
+        mode = data.modes[i]
+        mult = data.multiplier[i]
+        cost += node_price * m.nodes[s, i]
+        cost += mult * float(sw.loc[mode.leaf, "price_usd"]) * leaf_count(m, s, i)
+        if mode.spine:
+            cost += mult * float(sw.loc[mode.spine, "price_usd"]) * spine_count(m, s, i)
+        if mode.core:
+            cost += mult * float(sw.loc[mode.core, "price_usd"]) * core_count(m, s, i)
+        for t, links in enumerate(tier_links(m, s, i)):
+            cost += mode.cables[t].unit_price * cable_items(m, s, i, t, links)
+    cost += sum(float(sw.loc[k, "price_usd"]) * m.routers[s, k] for k in m.K)
+    cost += sum(float(co.loc[c, "price_usd"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
+    return cost
+
+
+def route_capex(m, r):
+    """Fiber pairs over the route's length and in-line amplifiers on each pair."""
+    amp = m.data.inputs.amplifiers
+    amp_price = float(amp["price_usd"].min()) if len(amp) else 0.0
+    route = m.route[r]
+    pairs = sum(m.pairs[r, c] for c in route.coherent)
+    return (route.cost_per_pair + route.amplifiers_per_pair * amp_price) * pairs
+
+
+def define_cost(m, data: ModelData) -> None:
+    """capex = sum_s site capex + sum_r route capex; energy = horizon x 8760 h x price_s x mw_s."""
+    sites = data.inputs.sites
+    years = float(data.inputs.project.get("horizon_years") or 0)
+    m.capex = pyo.Expression(expr=sum(site_capex(m, s) for s in m.S) + sum(route_capex(m, r) for r in m.R))
+    m.energy = pyo.Expression(expr=sum(years * HOURS_PER_YEAR * float(sites.loc[s, "energy_usd_per_mwh"]) * m.mw[s]
+                                       for s in m.S))
+    m.total_cost = pyo.Expression(expr=m.capex + m.energy)
+
+
+def define_budget(m, data: ModelData) -> None:
+    """capex + energy <= budget_usd."""
+    budget = data.inputs.project.get("budget_usd")
+    if budget is not None:
+        m.budget = pyo.Constraint(expr=m.total_cost <= float(budget))
+
+
+def define_latency(m, data: ModelData) -> None:
+    """worst_latency >= latency_m y_sm: the worst one-way fabric latency of any open site (us)."""
+    m.worst_latency = pyo.Var(domain=pyo.NonNegativeReals)
+    m.latency_def = pyo.Constraint(m.SM, rule=lambda m, s, i: m.worst_latency >= data.modes[i].latency_us * m.y[s, i])
+
+
+def set_objective(m, kind: str) -> None:
+    """min_cost: capex + energy. min_latency stage: worst_latency (cost breaks ties in a second solve)."""
+    if hasattr(m, "obj"):
+        m.del_component(m.obj)
+    expr = m.total_cost if kind == "cost" else m.worst_latency
+    m.obj = pyo.Objective(expr=expr, sense=pyo.minimize)
+
+
+def cap_latency(m, value: float) -> None:
+    """Second min_latency stage: keep the worst latency found, then minimise cost."""
+    m.latency_stage = pyo.Constraint(expr=m.worst_latency <= value + 1e-9)
+
+
