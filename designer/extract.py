@@ -1,0 +1,334 @@
+"""Solved Pyomo model -> Solution: the one design object every exporter, report and audit reads.
+
+Counts are read from the model's integer variables; costs, power and the bill of materials are then
+recomputed here from those counts and the catalog, and checked against the model's own capex.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pyomo.environ as pyo
+
+import designer
+from models.intersite import bdp_mb, channels_per_pair
+from models.network import HOURS_PER_YEAR, core_count, leaf_count, spine_count, tier_links
+
+SCHEMA_VERSION = 1
+
+
+def ival(x) -> int:
+    """Integer value of a variable or expression (0 for plain zeros)."""
+    return int(round(pyo.value(x))) if not isinstance(x, (int, float)) else int(round(x))
+
+
+class Bom:
+    """Bill of materials lines keyed by (site, category, item)."""
+
+    def __init__(self):
+        self.lines: dict[tuple[str, str, str], dict] = {}
+
+    def add(self, site, category, item, quantity, unit_price, unit_power_w=0.0):
+        if quantity <= 0:
+            return
+        key = (site, category, item)
+        line = self.lines.setdefault(key, {"site": site, "category": category, "item": item, "quantity": 0,
+                                           "unit_price_usd": float(unit_price),
+                                           "unit_power_w": float(unit_power_w)})
+        line["quantity"] += quantity
+
+    def rows(self) -> list[dict]:
+        out = []
+        for line in self.lines.values():
+            q = line["quantity"]
+            out.append({**line, "quantity": q, "extended_usd": q * line["unit_price_usd"],
+                        "total_power_w": q * line["unit_power_w"]})
+        return out
+
+    def total(self, site=None, field="extended_usd") -> float:
+        return sum(r[field] for r in self.rows() if site is None or r["site"] == site)
+
+
+def extract(model, data, outcome, options, seconds: float) -> dict:
+    """Build the Solution dict (design.json content) from the solved model."""
+    inputs = data.inputs
+    project = inputs.project
+    node = data.node
+    sw = inputs.switches
+    co = inputs.coherent
+    gpn = int(node["gpus_per_node"])
+    bom = Bom()
+    sites_out, links_out = [], []
+    site_caps: dict[str, float] = defaultdict(float)
+    site_bdp: dict[str, float] = defaultdict(float)
+    coherent_at: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+    for r in model.R:
+        route = model.route[r]
+        chosen = [c for c in route.coherent if ival(model.x[r, c]) == 1]
+        if not chosen:
+            continue
+        c = chosen[0]
+        waves, pairs = ival(model.waves[r, c]), ival(model.pairs[r, c])
+        cap = waves * float(co.loc[c, "gbps"])
+        amps = route.amplifiers_per_pair * pairs
+        for end in (route.a, route.b):
+            site_caps[end] += cap
+            site_bdp[end] += bdp_mb(cap, route.rtt_ms)
+            coherent_at[end][c] += waves
+        links_out.append({
+            "site_a": route.a, "site_b": route.b, "coherent_model": c, "wavelengths": waves,
+            "coherent_ports": 2 * waves, "fiber_pairs": pairs, "amplifiers": amps, "capacity_gbps": cap,
+            "rtt_ms": route.rtt_ms, "distance_km": route.distance_km,
+            "channels_per_pair": channels_per_pair(float(co.loc[c, "channel_ghz"])),
+        })
+        label = f"{route.a}--{route.b}"
+        if amps and len(inputs.amplifiers):
+            amp = inputs.amplifiers.sort_values("price_usd").iloc[0]
+            bom.add(label, "amplifiers", str(amp.name), amps, amp["price_usd"], amp["power_w"])
+        if pairs:
+            bom.add(label, "fiber", f"fiber pair-km ({route.distance_km:g} km)", pairs * route.distance_km,
+                    route.cost_per_pair / route.distance_km if route.distance_km else 0.0)
+
+    for s in data.sites:
+        row = inputs.sites.loc[s]
+        picked = [i for i in model.M if ival(model.y[s, i]) == 1]
+        entry = {"name": s, "open": bool(picked), "nodes": 0, "gpus": 0, "topology": None, "protocol": None,
+                 "link_gbps": None, "oversubscription": None, "tiers": [], "power_mw": 0.0, "capex_usd": 0.0,
+                 "fabric_latency_us": None, "power_cap_mw": float(row["power_mw"]), "max_nodes": int(row["max_nodes"]),
+                 "pue": float(row["pue"])}
+        if picked:
+            entry.update(site_fabric(model, data, s, picked[0], bom))
+            routers = []
+            for k in model.K:
+                count = ival(model.routers[s, k])
+                if count:
+                    routers.append({"model": k, "count": count})
+                    bom.add(s, "dci_routers", k, count, sw.loc[k, "price_usd"], sw.loc[k, "power_w"])
+            for c, waves in coherent_at[s].items():
+                bom.add(s, "coherent", c, waves, co.loc[c, "price_usd"], co.loc[c, "power_w"])
+            if routers:
+                gbps = max(int(co.loc[c, "gbps"]) for c in coherent_at[s]) if coherent_at[s] else None
+                for rt in routers:
+                    entry["tiers"].append({"tier": "dci", "model": rt["model"], "count": rt["count"],
+                                           "port_gbps": gbps, "buffer_mb": float(sw.loc[rt["model"], "buffer_mb"])})
+            entry["dci_capacity_gbps"] = site_caps[s]
+            entry["dci_bdp_mb"] = site_bdp[s]
+            it_w = bom.total(s, "total_power_w")
+            facility_mw = it_w * float(row["pue"]) / 1e6
+            entry["it_power_mw"] = it_w / 1e6
+            entry["power_mw"] = facility_mw
+            bom.add(s, "site", f"{s} site fixed cost", 1, row["fixed_cost_usd"])
+            bom.add(s, "power", "facility power (MW)", facility_mw, row["power_cost_usd_per_mw"])
+            entry["capex_usd"] = bom.total(s)
+            entry["energy_usd"] = (float(project.get("horizon_years") or 0) * HOURS_PER_YEAR
+                                   * float(row["energy_usd_per_mwh"]) * facility_mw)
+        sites_out.append(entry)
+
+    rows = bom.rows()
+    capex = sum(r["extended_usd"] for r in rows)
+    model_capex = pyo.value(model.capex)
+    if abs(capex - model_capex) > 1e-6 * max(1.0, abs(model_capex)) + 1e-3:
+        raise RuntimeError(f"bill of materials ${capex:,.2f} differs from the model's capex ${model_capex:,.2f}")
+    energy = sum(e.get("energy_usd", 0.0) for e in sites_out)
+    open_sites = [e for e in sites_out if e["open"]]
+    solution = {
+        "schema_version": SCHEMA_VERSION,
+        "name": inputs.name,
+        "status": outcome.status,
+        "mip_gap": outcome.gap,
+        "solve_seconds": round(seconds, 3),
+        "objective": project.get("objective") or "min_cost",
+        "objective_usd": capex + energy,
+        "totals": {
+            "gpus": sum(e["gpus"] for e in sites_out), "nodes": sum(e["nodes"] for e in sites_out),
+            "capex_usd": capex, "power_mw": sum(e["power_mw"] for e in sites_out),
+            "coherent_ports": sum(link["coherent_ports"] for link in links_out), "energy_usd": energy,
+            "sites_open": len(open_sites),
+        },
+        "sites": sites_out,
+        "links": links_out,
+        "bom": rows,
+        "modes": data.modeset.summary(),
+        "workload": workload_estimate(data, open_sites, links_out),
+        "solver": {
+            "name": "highs", "version": highs_version(), "pyomo_version": pyomo_version(),
+            "designer_version": designer.__version__, "threads": options.threads,
+            "time_limit": options.time_limit, "mip_gap_target": options.mip_gap,
+            "termination": outcome.termination, "bound_usd": outcome.bound,
+        },
+    }
+    solution["constraints"] = constraint_table(solution, inputs)
+    solution["notes"] = list(data.inter.notes)
+    solution["inputs"] = inputs_echo(inputs)
+    return solution
+
+
+def site_fabric(model, data, s, i, bom: Bom) -> dict:
+    """Counts, links, latency and BOM lines of the fabric of site s in mode i."""
+    mode = data.modes[i]
+    inputs = data.inputs
+    node = data.node
+    sw = inputs.switches
+    mult = data.multiplier[i]
+    nodes = ival(model.nodes[s, i])
+    gpn = int(node["gpus_per_node"])
+    leaves = mult * ival(leaf_count(model, s, i))
+    spines = mult * ival(spine_count(model, s, i))
+    cores = mult * ival(core_count(model, s, i))
+    bom.add(s, "nodes", str(node.name), nodes, node["node_price_usd"], float(node["node_power_kw"]) * 1e3)
+    tiers = [{"tier": "leaf", "model": mode.leaf, "count": leaves, "port_gbps": mode.g0, "down_ports": mode.d1,
+              "up_ports": mode.u1, "down_gbps": mode.g0, "up_gbps": mode.g1 if mode.tiers >= 2 else None,
+              "buffer_mb": float(sw.loc[mode.leaf, "buffer_mb"])}]
+    bom.add(s, "switches", mode.leaf, leaves, sw.loc[mode.leaf, "price_usd"], sw.loc[mode.leaf, "power_w"])
+    if spines:
+        spine_row = {"tier": "spine", "model": mode.spine, "count": spines, "port_gbps": mode.g1,
+                     "buffer_mb": float(sw.loc[mode.spine, "buffer_mb"])}
+        if mode.tiers == 3:
+            spine_row.update(down_ports=mode.d2, up_ports=mode.u2, down_gbps=mode.g1, up_gbps=mode.g2)
+        else:
+            spine_row.update(down_ports=mode.spine_ports, up_ports=0, down_gbps=mode.g1, up_gbps=None)
+        tiers.append(spine_row)
+        bom.add(s, "switches", mode.spine, spines, sw.loc[mode.spine, "price_usd"], sw.loc[mode.spine, "power_w"])
+    if cores:
+        tiers.append({"tier": "core", "model": mode.core, "count": cores, "port_gbps": mode.g2,
+                      "down_ports": mode.core_ports, "up_ports": 0, "down_gbps": mode.g2, "up_gbps": None,
+                      "buffer_mb": float(sw.loc[mode.core, "buffer_mb"])})
+        bom.add(s, "switches", mode.core, cores, sw.loc[mode.core, "price_usd"], sw.loc[mode.core, "power_w"])
+    fabric_links = []
+    for t, links_expr in enumerate(tier_links(model, s, i)):
+        cable = mode.cables[t]
+        links = ival(links_expr)
+        if (s, i, t) in model.SMT:
+            items = ival(model.modules[s, i, t])
+        else:
+            items = int(round(cable.modules_per_link * links))
+        fabric_links.append({"tier": cable.tier, "count": links, "gbps": cable.gbps, "length_m": cable.length_m,
+                             "item": cable.item, "kind": cable.kind, "modules": items})
+        bom.add(s, "optics", cable.item, items, cable.unit_price, cable.unit_power_w)
+    planes = int(node["planes"])
+    return {
+        "nodes": nodes, "gpus": nodes * gpn, "topology": mode.topology, "protocol": mode.protocol,
+        "link_gbps": mode.g0, "oversubscription": mode.oversubscription, "tiers": tiers,
+        "fabric_latency_us": round(mode.latency_us, 6), "fabric_tiers": mode.tiers, "planes": planes,
+        "rails": data.rails, "endpoints": nodes * int(node["nics_per_node"]),
+        "scalable_units": ival(model.su[s, i]) if (s, i) in model.SM_su else None,
+        "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
+        "mode_id": mode.id, "node_type": str(node.name),
+    }
+
+
+def workload_estimate(data, open_sites, links) -> dict | None:
+    """The ring all-reduce estimate of the chosen design: slowest bandwidth and latency."""
+    from models import workload as wl
+
+    params = data.workload
+    if params is None or not open_sites:
+        return None
+    inputs = data.inputs
+    node = data.node
+    candidates = []
+    for e in open_sites:
+        eff = float(inputs.protocols.loc[e["protocol"], "efficiency"])
+        candidates.append((wl.per_gpu_gbps(node, eff, e["oversubscription"]), e["fabric_latency_us"], e["name"]))
+    bw, alpha, where = min(candidates)
+    alpha = max(c[1] for c in candidates)
+    if len(open_sites) > 1 and links:
+        inter = min(e["dci_capacity_gbps"] / e["gpus"] for e in open_sites)
+        if inter < bw:
+            bw, where = inter, "inter-site links"
+        alpha = max(alpha, max(link["rtt_ms"] / 2 * 1e3 for link in links))
+    est = wl.ring_time_s(params, bw, alpha)
+    return {"n_gpus": params["n_gpus"], "bytes": params["bytes"], "alpha_us": alpha,
+            "bandwidth_gbps_per_gpu": bw, "slowest": where, "time_ms": est["time_s"] * 1e3,
+            "bw_term_ms": est["bw_term_s"] * 1e3, "latency_term_ms": est["latency_term_s"] * 1e3,
+            "comm_fraction": est["comm_fraction"], "limit": params["max_comm_fraction"],
+            "grad_accum_steps": params["grad_accum_steps"], "t_max_ms": params["t_max_s"] * 1e3}
+
+
+def constraint_table(solution: dict, inputs) -> list[dict]:
+    """Each planner-level constraint with its left side, right side and slack (from the solution)."""
+    project = inputs.project
+    rows = []
+
+    def add(name, scope, lhs, sense, rhs):
+        slack = (rhs - lhs) if sense == "<=" else (lhs - rhs)
+        rows.append({"name": name, "scope": scope, "lhs": lhs, "sense": sense, "rhs": rhs, "slack": slack,
+                     "binding": abs(slack) <= 1e-6 * max(1.0, abs(rhs))})
+
+    totals = solution["totals"]
+    add("gpus_required", "project", totals["gpus"], ">=", float(project["gpus_required"]))
+    if project.get("budget_usd") is not None:
+        add("budget_usd", "project", solution["objective_usd"], "<=", float(project["budget_usd"]))
+    if project.get("max_fabric_latency_us") is not None:
+        for e in solution["sites"]:
+            if e["open"]:
+                add("max_fabric_latency_us", e["name"], e["fabric_latency_us"], "<=",
+                    float(project["max_fabric_latency_us"]))
+    for e in solution["sites"]:
+        if not e["open"]:
+            continue
+        add("power_mw", e["name"], e["power_mw"], "<=", e["power_cap_mw"])
+        add("max_nodes", e["name"], float(e["nodes"]), "<=", float(e["max_nodes"]))
+        if solution["totals"]["sites_open"] > 1:
+            need = float(project["dci_ratio"]) * e["endpoints"] * float(e["link_gbps"])
+            add("dci_ratio", e["name"], e.get("dci_capacity_gbps", 0.0), ">=", need)
+            buffers = sum(t["count"] * t["buffer_mb"] for t in e["tiers"] if t["tier"] == "dci")
+            add("buffer_bdp", e["name"], buffers, ">=",
+                float(project["buffer_bdp_factor"]) * e.get("dci_bdp_mb", 0.0))
+    for link in solution["links"]:
+        scope = f"{link['site_a']}--{link['site_b']}"
+        avail = inputs.routes[((inputs.routes.site_a == link["site_a"]) & (inputs.routes.site_b == link["site_b"]))]
+        if len(avail):
+            add("fiber_pairs", scope, float(link["fiber_pairs"]), "<=", float(avail.iloc[0]["fiber_pairs"]))
+        add("channels_per_pair", scope, float(link["wavelengths"]), "<=",
+            float(link["channels_per_pair"] * link["fiber_pairs"]))
+        if project.get("max_site_rtt_ms") is not None:
+            add("max_site_rtt_ms", scope, link["rtt_ms"], "<=", float(project["max_site_rtt_ms"]))
+    wl = solution.get("workload")
+    if wl:
+        add("max_comm_fraction", "workload", wl["comm_fraction"], "<=", wl["limit"])
+    return rows
+
+
+def inputs_echo(inputs) -> dict:
+    """The validated inputs as JSON-ready records, so a design can be audited on its own."""
+
+    def records(frame, index_name):
+        return [{index_name: str(k), **{c: plain(v) for c, v in row.items()}} for k, row in frame.iterrows()]
+
+    return {
+        "workbook": inputs.source, "sha256": inputs.sha256,
+        "project": {k: plain(v) for k, v in inputs.project.items()},
+        "workload": {k: plain(v) for k, v in inputs.workload.items()} if inputs.workload else None,
+        "sites": records(inputs.sites, "name"),
+        "routes": [{c: plain(v) for c, v in row.items()} for _, row in inputs.routes.iterrows()],
+        "node_types": records(inputs.node_types, "name"), "switches": records(inputs.switches, "model"),
+        "optics": records(inputs.optics, "name"), "coherent": records(inputs.coherent, "name"),
+        "amplifiers": records(inputs.amplifiers, "name"), "protocols": records(inputs.protocols, "name"),
+    }
+
+
+def plain(value):
+    """numpy/pandas scalars and NaN -> JSON-ready Python values."""
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def highs_version() -> str:
+    import highspy
+
+    h = highspy.Highs()
+    return f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
+
+
+def pyomo_version() -> str:
+    import pyomo.version
+
+    return pyomo.version.version

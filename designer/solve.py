@@ -1,0 +1,172 @@
+"""Solve orchestration: validated inputs -> modes -> MILP -> HiGHS -> Solution (design.json dict)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from designer.errors import Infeasible, NoSolution
+from designer.extract import extract
+from models import workload as wl
+from models.intersite import prepare
+from models.modes import enumerate_modes
+from models.network import ModelData, build_model, cap_latency, multiplier, set_objective, site_list
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    time_limit: float | None = None
+    mip_gap: float = 1e-4
+    threads: int | None = None
+    progress: object = None  # callable(str) for progress lines, or None
+
+
+@dataclass
+class Outcome:
+    """What HiGHS returned for one solve."""
+
+    status: str  # optimal | feasible | infeasible | no_solution
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    seconds: float
+    termination: str
+
+
+def prepare_data(inputs) -> ModelData:
+    """Enumerate and filter fabric modes, prepare inter-site data and the workload limit."""
+    modeset = enumerate_modes(inputs)
+    sites = site_list(inputs)
+    data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
+    data.modeset = modeset
+    node = data.node
+    if inputs.workload:
+        params = wl.parameters(inputs.workload, inputs.project["gpus_required"])
+        kept = []
+        for mode in data.modes:
+            eff = float(inputs.protocols.loc[mode.protocol, "efficiency"])
+            est = wl.ring_time_s(params, wl.per_gpu_gbps(node, eff, mode.oversubscription), mode.latency_us)
+            if est["time_s"] > params["t_max_s"]:
+                modeset.filtered["all-reduce estimate above the workload's max_comm_fraction"] += 1
+                modeset.examples.setdefault("all-reduce estimate above the workload's max_comm_fraction", mode.id)
+            else:
+                kept.append(mode)
+        data.modes = kept
+        data.workload = params
+    data.multiplier = {i: multiplier(mode, node) for i, mode in enumerate(data.modes)}
+    return data
+
+
+def run_highs(model, options: SolveOptions) -> Outcome:
+    """One HiGHS solve; the gap comes from incumbent and bound, never assumed."""
+    solver = Highs()
+    config = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
+              "rel_gap": options.mip_gap}
+    if options.time_limit is not None:
+        config["time_limit"] = options.time_limit
+    if options.threads:
+        config["threads"] = options.threads
+    start = time.perf_counter()
+    res = solver.solve(model, **config)
+    seconds = time.perf_counter() - start
+    tc = res.termination_condition
+    has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if has_solution:
+        res.solution_loader.load_vars()
+    obj = res.incumbent_objective if has_solution else None
+    bound = res.objective_bound
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    gap = None
+    if obj is not None and bound is not None:
+        gap = abs(obj - bound) / max(abs(obj), 1e-9)
+    if tc == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
+        status = "optimal"
+    elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+        status = "infeasible"
+    elif has_solution:
+        status = "feasible"
+    else:
+        status = "no_solution"
+    return Outcome(status, obj, bound, gap, seconds, str(tc.name))
+
+
+def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
+    """The cheapest (or, for min_latency, the fastest then cheapest) design as a Solution dict.
+
+    Raises Infeasible with a planner-level reason, NoSolution when limits stop HiGHS first."""
+    say = options.progress or (lambda _msg: None)
+    t0 = time.perf_counter()
+    data = prepare_data(inputs)
+    say(f"{len(data.modes)} fabric modes kept of {data.modeset.summary()['enumerated']} enumerated")
+    if not data.modes:
+        raise Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()})
+    model = build_model(data)
+    build_s = time.perf_counter() - t0
+    say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints ({build_s:.1f} s)")
+    outcomes = []
+    if inputs.project.get("objective") == "min_latency":
+        set_objective(model, "latency")
+        say("solving: worst fabric latency first")
+        first = run_highs(model, options)
+        outcomes.append(first)
+        if first.status != "optimal":
+            handle_failure(inputs, data, first)
+        cap_latency(model, pyo.value(model.worst_latency))
+    set_objective(model, "cost")
+    say("solving: cost")
+    outcome = run_highs(model, options)
+    outcomes.append(outcome)
+    if outcome.status in ("infeasible", "no_solution"):
+        handle_failure(inputs, data, outcome)
+    if len(outcomes) == 2 and outcomes[0].status != "optimal":
+        outcome.status = "feasible"
+    say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'}")
+    return extract(model, data, outcome, options, seconds=sum(o.seconds for o in outcomes))
+
+
+def handle_failure(inputs, data: ModelData, outcome: Outcome) -> None:
+    if outcome.status == "no_solution":
+        raise NoSolution(f"HiGHS found no design within the limits ({outcome.termination}); "
+                         "raise --time-limit or simplify the workbook")
+    raise Infeasible(infeasible_reason(inputs, data), {"termination": outcome.termination})
+
+
+def no_mode_reason(data: ModelData) -> str:
+    filtered = data.modeset.filtered
+    top = "; ".join(f"{reason} ({count})" for reason, count in filtered.most_common(4))
+    return f"no fabric mode is feasible for node type {data.inputs.project['node_type']}: {top}"
+
+
+def infeasible_reason(inputs, data: ModelData) -> str:
+    """The first-order reason, in planner terms: capacity of the sites, then budget, then the rest."""
+    project = inputs.project
+    node = data.node
+    gpn = int(node["gpus_per_node"])
+    node_w = float(node["node_power_kw"]) * 1e3
+    offered = 0
+    for s in data.sites:
+        row = inputs.sites.loc[s]
+        by_power = int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w)
+        offered += min(int(row["max_nodes"]), by_power, max(mode.node_cap for mode in data.modes)) * gpn
+    required = int(project["gpus_required"])
+    if offered < required:
+        return (f"the candidate sites offer at most {offered:,} GPUs within their power and space "
+                f"(before network power), {required:,} are required")
+    if project.get("budget_usd") is not None:
+        relaxed = build_model(data)
+        relaxed.budget.deactivate()
+        set_objective(relaxed, "cost")
+        result = run_highs(relaxed, SolveOptions(mip_gap=1e-4, time_limit=60))
+        if result.status in ("optimal", "feasible"):
+            return (f"the minimum cost is ${result.objective:,.0f}, above budget_usd ${project['budget_usd']:,.0f}")
+    if len(data.sites) > 1 and data.inter.excluded_pairs and project.get("max_site_rtt_ms") is not None:
+        return ("no set of sites meets the GPU demand, power and space while every pair of open sites stays within "
+                f"max_site_rtt_ms {project['max_site_rtt_ms']:g} over used routes")
+    return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach); "
+            "see the constraint notes: " + "; ".join(data.inter.notes[:3]))
