@@ -1,0 +1,63 @@
+"""The default equipment catalog (data/catalog/*.csv) and parsers for list-valued catalog cells."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pandas as pd
+
+CATALOG_DIR = Path(__file__).resolve().parents[1] / "data" / "catalog"
+
+_MODE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
+
+
+def port_modes(text: str) -> dict[int, int]:
+    """Parse ``"64x800,128x400"`` (ports x Gb/s) into ``{800: 64, 400: 128}``.
+
+    Raises ValueError naming the bad part; whether the modes carry equal total bandwidth is
+    checked by the workbook validation, not here.
+    """
+    modes: dict[int, int] = {}
+    for part in str(text).split(","):
+        if not part.strip():
+            continue
+        match = _MODE.match(part)
+        if not match:
+            raise ValueError(f"cannot read port mode {part.strip()!r}: write ports x Gb/s, "
+                             "e.g. 64x800")
+        ports, gbps = int(match[1]), int(match[2])
+        if ports <= 0 or gbps <= 0:
+            raise ValueError(f"port mode {part.strip()!r} needs positive ports and Gb/s")
+        if gbps in modes:
+            raise ValueError(f"speed {gbps} Gb/s is listed twice")
+        modes[gbps] = ports
+    if not modes:
+        raise ValueError("no port modes given")
+    return modes
+
+
+def roles(text: str) -> set[str]:
+    """Parse ``"leaf,spine"`` into ``{"leaf", "spine"}`` (blank parts dropped, lower-cased)."""
+    return {part.strip().lower() for part in str(text).split(",") if part.strip()}
+
+
+def read_csv_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str | None]]]]:
+    """A CSV file as (header, [(line number, cells)]); blank cells are None, blank lines dropped."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, [])
+        rows = []
+        for values in reader:
+            cells = [v.strip() or None for v in values]
+            if any(c is not None for c in cells):
+                rows.append((reader.line_num, cells))
+    return header, rows
+
+
+def load_default_catalog(directory: Path = CATALOG_DIR) -> dict[str, pd.DataFrame]:
+    """The default catalog tables, validated exactly like workbook sheets (InputError if not)."""
+    from designer.workbook import load_catalog  # the workbook validation, imported late: it uses this module
+
+    return load_catalog(directory)
