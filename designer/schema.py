@@ -69,8 +69,8 @@ class Field:
 class Sheet:
     """One sheet: ``kind`` is ``keys`` (columns key, value) or ``table`` (header row 1).
 
-    ``key`` names the column of unique row names (the DataFrame index); ``min_rows`` is the
-    fewest data rows a present table may have.
+    ``key`` names the column of unique row names (the DataFrame index); ``nonempty`` tables
+    need at least one data row when present.
     """
 
     name: str
@@ -80,7 +80,7 @@ class Sheet:
     required: bool = False
     catalog: bool = False
     key: str = ""
-    min_rows: int = 0
+    nonempty: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -107,7 +107,7 @@ _SOURCE = _f("source", "str", "where the figures come from (datasheet, list pric
 
 PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective and choices allowed.", (
     _f("name", "str", "design name (blank: the workbook's file name)"),
-    _positive("gpus_required", "GPUs the training job needs, in total", "GPUs", "int",
+    _positive("gpus_required", "GPUs the training job needs, in total", "", "int",
               required=True, example=1024),
     _f("node_type", "str", "the GPU node to deploy: a name in node_types", required=True,
        ref="node_types"),
@@ -119,17 +119,17 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective an
     _positive("max_site_rtt_ms", "largest round-trip time allowed between two opened sites "
               "(blank: no limit)", "ms", example=2),
     _f("max_oversubscription", "float", "largest down:up bandwidth ratio at any tier "
-       "(1 = non-blocking)", "ratio", default=1.0, ge=1, example=2),
+       "(1 = non-blocking)", "", default=1.0, ge=1, example=2),
     _f("dci_ratio", "float", "each opened site's inter-site capacity / its scale-out NIC "
-       "bandwidth, when more than one site is open", "ratio", default=0.125, ge=0, example=0.125),
+       "bandwidth, when more than one site is open", "", default=0.125, ge=0, example=0.125),
     _f("protocols_allowed", "names", "comma list of protocols names (blank: all)",
        ref="protocols", example="infiniband,rocev2"),
     _f("topologies_allowed", "names", "comma list of topologies (blank: all)",
        allowed=TOPOLOGIES, example="leaf_spine,rail_optimized"),
-    _f("buffer_bdp_factor", "float", "required DCI buffer = factor x rate x RTT", "ratio",
+    _f("buffer_bdp_factor", "float", "required DCI buffer = factor x rate x RTT", "",
        default=1.0, ge=0, example=1),
-    _f("min_sites", "int", "fewest sites to open", "sites", default=1, ge=1, example=1),
-    _f("max_sites", "int", "most sites to open (blank: no limit)", "sites", ge=1, example=2),
+    _f("min_sites", "int", "fewest sites to open", "", default=1, ge=1, example=1),
+    _f("max_sites", "int", "most sites to open (blank: no limit)", "", ge=1, example=2),
     _f("horizon_years", "float", "years of energy cost added to the objective "
        "(0: capex only)", "years", default=0.0, ge=0, example=5),
     _positive("cable_m_node_leaf", "typical cable length node to leaf", "m", default=3.0,
@@ -143,26 +143,26 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective an
 SITES = Sheet("sites", "table", "Candidate data-center sites, one row each.", (
     _f("name", "str", "site name", required=True, example="dallas"),
     _positive("power_mw", "facility power available", "MW", required=True, example=50),
-    _f("pue", "float", "power usage effectiveness (facility / IT power)", "ratio",
+    _f("pue", "float", "power usage effectiveness (facility / IT power)", "",
        required=True, ge=1, example=1.3),
-    _positive("max_nodes", "GPU nodes the space can hold", "nodes", "int", required=True,
+    _positive("max_nodes", "GPU nodes the space can hold", "", "int", required=True,
               example=512),
     _cost("fixed_cost_usd", "paid if the site is opened", required=True, example=5_000_000),
     _cost("power_cost_usd_per_mw", "capex per MW of facility power used", "USD/MW",
           required=True, example=1_000_000),
     _cost("energy_usd_per_mwh", "energy price", "USD/MWh", required=True, example=60),
-    _f("lat", "float", "latitude, for the map (optional)", "deg", ge=-90, le=90, example=32.8),
-    _f("lon", "float", "longitude, for the map (optional)", "deg", ge=-180, le=180,
+    _f("lat", "float", "latitude, for the map (optional)", "degrees", ge=-90, le=90, example=32.8),
+    _f("lon", "float", "longitude, for the map (optional)", "degrees", ge=-180, le=180,
        example=-96.8),
     _f("status", "enum", "candidate: the solver decides; required: must open; excluded: "
        "never opened", default="candidate", allowed=STATUSES),
-), required=True, key="name", min_rows=1)
+), required=True, key="name", nonempty=True)
 
 ROUTES = Sheet("routes", "table", "Fiber routes between two sites; no row = no direct link.", (
     _f("site_a", "str", "one end: a sites name", required=True, ref="sites"),
     _f("site_b", "str", "other end: a sites name", required=True, ref="sites"),
     _positive("distance_km", "fiber route length", "km", required=True, example=80),
-    _positive("fiber_pairs", "fiber pairs available", "pairs", "int", required=True, example=4),
+    _positive("fiber_pairs", "fiber pairs available", "", "int", required=True, example=4),
     _cost("fiber_cost_usd_per_pair_km", "lease or build cost of a used fiber pair",
           "USD/pair/km", required=True, example=2000),
     _positive("amplifier_spacing_km", "distance between in-line amplifiers", "km",
@@ -175,26 +175,26 @@ WORKLOAD = Sheet("workload", "keys", "Optional training workload: adds a limit o
     _positive("bytes_per_gradient", "bytes per gradient value (2 for bf16)", "bytes",
               default=2.0, example=2),
     _positive("step_compute_ms", "compute time of one step", "ms", required=True, example=500),
-    _positive("grad_accum_steps", "micro-batches accumulated per synchronisation", "steps",
+    _positive("grad_accum_steps", "micro-batches accumulated per synchronisation", "",
               "int", default=1, example=4),
-    _f("max_comm_fraction", "float", "share of a step that communication may take", "ratio",
+    _f("max_comm_fraction", "float", "share of a step that communication may take", "",
        required=True, gt=0, lt=1, example=0.2),
 ))
 
 NODE_TYPES = Sheet("node_types", "table", "GPU nodes (catalog).", (
     _f("name", "str", "node type name", required=True, example="dgx_h100"),
-    _positive("gpus_per_node", "GPUs in one node", "GPUs", "int", required=True, example=8),
-    _positive("nics_per_node", "scale-out NICs (rails) per node", "NICs", "int", required=True,
+    _positive("gpus_per_node", "GPUs in one node", "", "int", required=True, example=8),
+    _positive("nics_per_node", "scale-out NICs (rails) per node", "", "int", required=True,
               example=8),
     _positive("nic_gbps", "speed of one NIC", "Gb/s", "int", required=True, example=400),
-    _positive("planes", "independent fabric planes the NICs are split over", "planes", "int",
+    _positive("planes", "independent fabric planes the NICs are split over", "", "int",
               default=1, example=1),
     _positive("node_power_kw", "power of one node", "kW", required=True, example=10.2),
     _cost("node_price_usd", "price of one node", required=True, example=300_000),
     _f("nvlink_latency_ns", "float", "NVLink/NVSwitch hop latency (rail-only designs)", "ns",
        default=300.0, ge=0, example=300),
     _SOURCE,
-), catalog=True, key="name", min_rows=1)
+), catalog=True, key="name", nonempty=True)
 
 SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
     _f("model", "str", "switch model", required=True, example="qm9700"),
@@ -208,7 +208,7 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
     _f("roles", "names", "tiers the switch may fill", required=True, allowed=ROLES,
        example="leaf,spine"),
     _SOURCE,
-), catalog=True, key="model", min_rows=1)
+), catalog=True, key="model", nonempty=True)
 
 OPTICS = Sheet("optics", "table", "Cables and transceivers for links inside a site (catalog).", (
     _f("name", "str", "cable or transceiver name", required=True, example="osfp_800g_dr8"),
@@ -218,10 +218,10 @@ OPTICS = Sheet("optics", "table", "Cables and transceivers for links inside a si
     _positive("reach_m", "longest link", "m", required=True, example=500),
     _cost("power_w", "power of one item", "W", required=True, example=15),
     _cost("price_usd", "price of one item", required=True, example=1000),
-    _positive("links_per_module", "links one item carries (2 for a twin-port module)", "links",
+    _positive("links_per_module", "links one item carries (2 for a twin-port module)", "",
               "int", default=1, example=1),
     _SOURCE,
-), catalog=True, key="name", min_rows=1)
+), catalog=True, key="name", nonempty=True)
 
 COHERENT = Sheet("coherent", "table", "Coherent DCI pluggables between sites (catalog).", (
     _f("name", "str", "module name", required=True, example="400zr"),
@@ -248,13 +248,13 @@ PROTOCOLS = Sheet("protocols", "table", "Transport protocols (catalog).", (
        allowed=FAMILIES),
     _f("nic_latency_ns", "float", "NIC/stack latency per end", "ns", required=True, ge=0,
        example=500),
-    _f("efficiency", "float", "goodput share of the line rate", "ratio", required=True, gt=0,
+    _f("efficiency", "float", "goodput share of the line rate", "", required=True, gt=0,
        le=1, example=0.95),
     _f("lossless", "bool", "lossless transport (credit flow control or PFC)", required=True),
-    _f("jitter_rank", "int", "latency jitter rank (0 = least)", "rank", required=True, ge=0,
+    _f("jitter_rank", "int", "latency jitter rank (0 = least)", "", required=True, ge=0,
        example=0),
     _SOURCE,
-), catalog=True, key="name", min_rows=1)
+), catalog=True, key="name", nonempty=True)
 
 SHEETS: dict[str, Sheet] = {s.name: s for s in (
     PROJECT, SITES, ROUTES, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,

@@ -289,7 +289,9 @@ def _value(field: Field, raw, label: str, cell: str, problems: list[Problem]):
         try:
             value = _CONVERT[field.type](field, raw)
         except ValueError as exc:
-            problems.append(Problem(label, cell, field.name, raw, str(exc), _fix(field)))
+            message, *fix = exc.args
+            problems.append(Problem(label, cell, field.name, raw, message,
+                                    fix[0] if fix else _fix(field)))
             return None
         if value != []:
             return value
@@ -343,8 +345,8 @@ def _bool(field: Field, raw) -> bool:
 def _enum(field: Field, raw) -> str:
     text = _text(raw).lower()
     if text not in field.allowed:
-        hint = _suggest(text, field.allowed)
-        raise ValueError(f"must be {field.expectation()}" + (f"; {hint}" if hint else ""))
+        raise ValueError(f"must be {field.expectation()}",
+                         _suggest(text, field.allowed) or _fix(field))
     return text
 
 
@@ -355,8 +357,8 @@ def _names(field: Field, raw) -> list[str]:
         for name in names:
             if name not in field.allowed:
                 hint = _suggest(name, field.allowed)
-                raise ValueError(f"has unknown entry '{name}'" + (f"; {hint}" if hint else "")
-                                 + f"; allowed: {', '.join(field.allowed)}")
+                raise ValueError(f"has unknown entry '{name}'",
+                                 (f"{hint} " if hint else "") + _fix(field))
     return names
 
 
@@ -382,9 +384,9 @@ def _suggest(word: str, choices) -> str:
 def _check(parsed: dict[str, _Parsed], problems: list[Problem]) -> None:
     """Rules that span rows or sheets: row counts, unique names, references, site bounds."""
     for p in parsed.values():
-        if p.spec.kind == "table" and len(p.records) < p.spec.min_rows:
-            problems.append(Problem(p.label, "", "", None, f"needs at least {p.spec.min_rows} "
-                                    "row", f"add a row from row 2: {p.spec.description}"))
+        if p.spec.nonempty and not p.records:
+            problems.append(Problem(p.label, "", "", None, "has no rows",
+                                    "add at least one row below the header row"))
         if p.spec.key:
             _check_unique(p, problems)
     for p in parsed.values():
