@@ -58,6 +58,6 @@ def read_csv_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str | Non
 
 def load_default_catalog(directory: Path = CATALOG_DIR) -> dict[str, pd.DataFrame]:
     """The default catalog tables, validated exactly like workbook sheets (InputError if not)."""
-    from designer.workbook import load_catalog  # the workbook validation, imported late: it uses this module
+    from designer.workbook import load_catalog  # late: designer.workbook imports this module
 
     return load_catalog(directory)

@@ -105,7 +105,7 @@ def _cost(name, description, unit="USD", **kw) -> Field:
 _SOURCE = _f("source", "str", "where the figures come from (datasheet, list price, reference)",
              required=True, example="vendor datasheet 2024")
 
-PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective and choices allowed.", (
+PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, choices.", (
     _f("name", "str", "design name (blank: the workbook's file name)"),
     _positive("gpus_required", "GPUs the training job needs, in total", "", "int",
               required=True, example=1024),

@@ -124,8 +124,8 @@ def load_catalog(directory: Path = CATALOG_DIR) -> dict[str, pd.DataFrame]:
 def _read_workbook(path: Path) -> tuple[dict[str, _Grid], str]:
     """Every worksheet as a grid, and the file's sha256; InputError if it is no workbook."""
     if not path.exists():
-        raise InputError([Problem("", "", "", None, f"file not found: {path}",
-                                   "check the path, or write a blank one with `designer template`")])
+        raise InputError([Problem("", "", "", None, f"file not found: {path}", "check the "
+                                  "path, or write a blank one with `designer template`")])
     if not path.is_file():
         raise InputError([Problem("", "", "", None, f"not a file: {path}",
                                   "give the path of an .xlsx workbook")])

@@ -285,9 +285,12 @@ def test_formula_without_cached_value(tmp_path):
     path = write_workbook(tmp_path / "f.xlsx", tables())
     book = openpyxl.load_workbook(path)
     book["sites"]["B2"] = "=10*5"  # openpyxl stores no cached value
+    book["sites"]["C3"] = "#DIV/0!"  # an error value
     book.save(path)
     found = problems_of(path)
     assert has(found, "sites!B2 power_mw: is a formula with no calculated value, got '=10*5'")
+    assert has(found, "sites!C3 pue: holds an Excel error, got '#DIV/0!'")
+    assert len(found) == 2
 
 
 def test_formula_with_cached_value_is_read(tmp_path):
@@ -401,3 +404,24 @@ def test_contract_markdown_lists_every_sheet_and_column():
     for name, spec in SHEETS.items():
         assert f"### `{name}`" in text
         assert all(f"| `{column}` |" in text for column in spec.columns)
+
+
+def test_sheet_structure_problems(tmp_path):
+    path = write_workbook(tmp_path / "shape.xlsx", tables())
+    book = openpyxl.load_workbook(path)
+    book["sites"]["L1"] = "pue"  # a second pue column
+    book["sites"]["M2"] = 7  # data without a header (K stays blank)
+    book["project"].append([None, 5])  # a value without a key
+    book["project"].append(["gpus_required", 8])  # a key twice
+    workload = book.create_sheet("workload")
+    workload.append(["key", "amount"])
+    workload.append(["step_compute_ms", 10])
+    book.save(path)
+    found = problems_of(path)
+    assert has(found, "sites!L1 pue: column appears twice")
+    assert has(found, "sites!M1: column has values but no header")
+    assert has(found, "project!A4 key: value without a key")
+    assert has(found, "project!A5 key: key listed twice (first on row 2), got 'gpus_required'")
+    assert has(found, "workload!B1: unknown column, got 'amount'")
+    assert has(found, "workload value: required column is missing")
+    assert len(found) == 6, "\n".join(found)
