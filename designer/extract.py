@@ -82,6 +82,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             "coherent_ports": 2 * waves, "fiber_pairs": pairs, "amplifiers": amps, "capacity_gbps": cap,
             "rtt_ms": route.rtt_ms, "distance_km": route.distance_km,
             "channels_per_pair": channels_per_pair(float(co.loc[c, "channel_ghz"])),
+            "fiber_pairs_available": route.fiber_pairs,
         })
         label = f"{route.a}--{route.b}"
         if amps and len(inputs.amplifiers):
@@ -93,7 +94,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
 
     for s in data.sites:
         row = inputs.sites.loc[s]
-        picked = [i for i in model.M if ival(model.y[s, i]) == 1]
+        picked = [i for i in model.modes_at[s] if ival(model.y[s, i]) == 1]
         entry = {"name": s, "open": bool(picked), "nodes": 0, "gpus": 0, "topology": None, "protocol": None,
                  "link_gbps": None, "oversubscription": None, "tiers": [], "power_mw": 0.0, "capex_usd": 0.0,
                  "fabric_latency_us": None, "power_cap_mw": float(row["power_mw"]), "max_nodes": int(row["max_nodes"]),
@@ -220,7 +221,7 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
 
 
 def workload_estimate(data, open_sites, links) -> dict | None:
-    """The ring all-reduce estimate of the chosen design: slowest bandwidth and latency."""
+    """The hierarchical all-reduce estimate of the chosen design (models.workload), slowest site first."""
     from models import workload as wl
 
     params = data.workload
@@ -228,23 +229,32 @@ def workload_estimate(data, open_sites, links) -> dict | None:
         return None
     inputs = data.inputs
     node = data.node
-    candidates = []
+    k = len(open_sites)
+    alpha_wan = max((link["rtt_ms"] / 2 * 1e3 for link in links), default=0.0) if k > 1 else 0.0
+    worst = None
     for e in open_sites:
         eff = float(inputs.protocols.loc[e["protocol"], "efficiency"])
-        candidates.append((wl.per_gpu_gbps(node, eff, e["oversubscription"]), e["fabric_latency_us"], e["name"]))
-    bw, alpha, where = min(candidates)
-    alpha = max(c[1] for c in candidates)
-    if len(open_sites) > 1 and links:
-        inter = min(e["dci_capacity_gbps"] / e["gpus"] for e in open_sites)
-        if inter < bw:
-            bw, where = inter, "inter-site links"
-        alpha = max(alpha, max(link["rtt_ms"] / 2 * 1e3 for link in links))
-    est = wl.ring_time_s(params, bw, alpha)
-    return {"n_gpus": params["n_gpus"], "bytes": params["bytes"], "alpha_us": alpha,
-            "bandwidth_gbps_per_gpu": bw, "slowest": where, "time_ms": est["time_s"] * 1e3,
-            "bw_term_ms": est["bw_term_s"] * 1e3, "latency_term_ms": est["latency_term_s"] * 1e3,
-            "comm_fraction": est["comm_fraction"], "limit": params["max_comm_fraction"],
-            "grad_accum_steps": params["grad_accum_steps"], "t_max_ms": params["t_max_s"] * 1e3}
+        gbps = wl.per_gpu_gbps(node, eff, e["oversubscription"])
+        n_s = min(e["gpus"], params["n_gpus"])
+        bw_intra, lat_intra = wl.ring_s(params["bytes"], n_s, gbps, e["fabric_latency_us"])
+        bw_inter = lat_inter = 0.0
+        if k > 1:
+            bw_inter = wl.inter_coefficient(params, k) / e["dci_capacity_gbps"]
+            lat_inter = 2 * (k - 1) * alpha_wan / 1e6
+        total = bw_intra + lat_intra + bw_inter + lat_inter
+        if worst is None or total > worst["time_ms"] / 1e3:
+            worst = {"site": e["name"], "n_gpus_site": n_s, "sites": k, "bandwidth_gbps_per_gpu": gbps,
+                     "alpha_us": e["fabric_latency_us"], "alpha_wan_us": alpha_wan,
+                     "intra_bw_ms": bw_intra * 1e3, "intra_latency_ms": lat_intra * 1e3,
+                     "inter_bw_ms": bw_inter * 1e3, "inter_latency_ms": lat_inter * 1e3,
+                     "time_ms": total * 1e3}
+    worst.update({"n_gpus": params["n_gpus"], "bytes": params["bytes"], "grad_accum_steps": params["grad_accum_steps"],
+                  "step_compute_ms": params["step_compute_s"] * 1e3, "t_max_ms": params["t_max_s"] * 1e3,
+                  "comm_fraction": wl.comm_fraction(params, worst["time_ms"] / 1e3),
+                  "comm_fraction_without_accumulation": worst["time_ms"] / 1e3
+                  / (params["step_compute_s"] + worst["time_ms"] / 1e3),
+                  "limit": params["max_comm_fraction"]})
+    return worst
 
 
 def constraint_table(solution: dict, inputs) -> list[dict]:
@@ -279,9 +289,7 @@ def constraint_table(solution: dict, inputs) -> list[dict]:
                 float(project["buffer_bdp_factor"]) * e.get("dci_bdp_mb", 0.0))
     for link in solution["links"]:
         scope = f"{link['site_a']}--{link['site_b']}"
-        avail = inputs.routes[((inputs.routes.site_a == link["site_a"]) & (inputs.routes.site_b == link["site_b"]))]
-        if len(avail):
-            add("fiber_pairs", scope, float(link["fiber_pairs"]), "<=", float(avail.iloc[0]["fiber_pairs"]))
+        add("fiber_pairs", scope, float(link["fiber_pairs"]), "<=", float(link["fiber_pairs_available"]))
         add("channels_per_pair", scope, float(link["wavelengths"]), "<=",
             float(link["channels_per_pair"] * link["fiber_pairs"]))
         if project.get("max_site_rtt_ms") is not None:

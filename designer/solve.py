@@ -44,22 +44,35 @@ def prepare_data(inputs) -> ModelData:
     sites = site_list(inputs)
     data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
     data.modeset = modeset
-    node = data.node
     if inputs.workload:
-        params = wl.parameters(inputs.workload, inputs.project["gpus_required"])
-        kept = []
-        for mode in data.modes:
-            eff = float(inputs.protocols.loc[mode.protocol, "efficiency"])
-            est = wl.ring_time_s(params, wl.per_gpu_gbps(node, eff, mode.oversubscription), mode.latency_us)
-            if est["time_s"] > params["t_max_s"]:
-                modeset.filtered["all-reduce estimate above the workload's max_comm_fraction"] += 1
-                modeset.examples.setdefault("all-reduce estimate above the workload's max_comm_fraction", mode.id)
-            else:
-                kept.append(mode)
-        data.modes = kept
-        data.workload = params
-    data.multiplier = {i: multiplier(mode, node) for i, mode in enumerate(data.modes)}
+        data.workload = wl.parameters(inputs.workload, inputs.project["gpus_required"])
+        data.intra_s = intra_bounds(data)
+        reason = "intra-site all-reduce estimate above the workload's time limit at every site"
+        usable = {i for (s, i), t in data.intra_s.items() if t <= data.workload["t_max_s"]}
+        for i, mode in enumerate(data.modes):
+            if i not in usable:
+                data.modeset.filtered[reason] += 1
+                data.modeset.examples.setdefault(reason, mode.id)
+    data.multiplier = {i: multiplier(mode, data.node) for i, mode in enumerate(data.modes)}
     return data
+
+
+def intra_bounds(data: ModelData) -> dict:
+    """Upper bound on each (site, mode)'s intra-site ring time: the ring over the most GPUs the site can
+    hold for the job (all of them for a single-site design, where the bound is exact)."""
+    params = data.workload
+    node = data.node
+    gpn = int(node["gpus_per_node"])
+    bounds = {}
+    for s in data.sites:
+        max_nodes = int(data.inputs.sites.loc[s, "max_nodes"])
+        for i, mode in enumerate(data.modes):
+            n = min(params["n_gpus"], gpn * min(max_nodes, mode.node_cap))
+            eff = float(data.inputs.protocols.loc[mode.protocol, "efficiency"])
+            bw, lat = wl.ring_s(params["bytes"], n, wl.per_gpu_gbps(node, eff, mode.oversubscription),
+                                mode.latency_us)
+            bounds[s, i] = bw + lat
+    return bounds
 
 
 def run_highs(model, options: SolveOptions) -> Outcome:
@@ -106,6 +119,10 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     say(f"{len(data.modes)} fabric modes kept of {data.modeset.summary()['enumerated']} enumerated")
     if not data.modes:
         raise Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()})
+    if data.workload is not None and not any(t <= data.workload["t_max_s"] for t in data.intra_s.values()):
+        fastest = min(data.intra_s.values())
+        raise Infeasible(f"no fabric mode meets the workload's max_comm_fraction at any site: the fastest intra-site "
+                         f"all-reduce takes {fastest:.2f} s, the limit allows {data.workload['t_max_s']:.2f} s per step")
     model = build_model(data)
     build_s = time.perf_counter() - t0
     say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints ({build_s:.1f} s)")

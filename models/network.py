@@ -27,8 +27,8 @@ class ModelData:
     modes: list[Mode]
     sites: list[str]
     inter: InterSite
-    workload: dict | None = None
-    filtered_by_workload: int = 0
+    workload: dict | None = None  # models.workload.parameters, when the workbook has a workload
+    intra_s: dict = field(default_factory=dict)  # (site, mode) -> bound on the intra-site all-reduce time
     multiplier: dict = field(default_factory=dict)  # mode -> switch-count multiplier (planes x rails)
 
     @property
@@ -92,7 +92,10 @@ def define_sets(m, data: ModelData) -> None:
     coherent type within reach, K DCI routers, SK = S x K."""
     m.S = pyo.Set(initialize=data.sites, ordered=True)
     m.M = pyo.Set(initialize=range(len(data.modes)), ordered=True)
-    m.SM = pyo.Set(initialize=[(s, i) for s in data.sites for i in range(len(data.modes))], dimen=2)
+    pairs = [(s, i) for s in data.sites for i in range(len(data.modes))
+             if data.workload is None or data.intra_s[s, i] <= data.workload["t_max_s"]]
+    m.SM = pyo.Set(initialize=pairs, dimen=2)
+    m.modes_at = {s: [i for t, i in pairs if t == s] for s in data.sites}
     m.SM_su = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM
                                                 if data.modes[i].topology == "rail_optimized"])
     m.SM_leafvar = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers >= 2])
@@ -185,7 +188,7 @@ def define_site_mode(m, data: ModelData) -> None:
     """sum_m y_sm = open_s; open_s = 1 for required sites;
     y_sm <= nodes_sm <= min(node_cap_m, max_nodes_s) y_sm (an open fabric holds at least one node)."""
     sites = data.inputs.sites
-    m.one_mode = pyo.Constraint(m.S, rule=lambda m, s: sum(m.y[s, i] for i in m.M) == m.open[s])
+    m.one_mode = pyo.Constraint(m.S, rule=lambda m, s: sum(m.y[s, i] for i in m.modes_at[s]) == m.open[s])
     m.required = pyo.Constraint([s for s in data.sites if sites.loc[s, "status"] == "required"],
                                 rule=lambda m, s: m.open[s] == 1)
     m.nodes_min = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] >= m.y[s, i])
@@ -328,7 +331,7 @@ def define_dci_capacity(m, data: ModelData) -> None:
 
     def rule(m, s):
         big = ratio * bw * float(sites.loc[s, "max_nodes"])
-        return site_capacity(m, s) >= ratio * bw * sum(m.nodes[s, i] for i in m.M) - big * (1 - m.multi)
+        return site_capacity(m, s) >= ratio * bw * sum(m.nodes[s, i] for i in m.modes_at[s]) - big * (1 - m.multi)
 
     m.dci_capacity = pyo.Constraint(m.S, rule=rule)
 
@@ -365,40 +368,48 @@ def define_rtt(m, data: ModelData) -> None:
 
 
 def define_workload(m, data: ModelData) -> None:
-    """Ring all-reduce across sites, T = beta / B + gamma alpha <= T_max, with alpha the worst one-way
-    latency of a used route and B = cap_s / gpus_s per GPU at each open site. Per latency level L_q
-    (the distinct route latencies): lev_q >= use_r for routes with latency >= L_q, and
-    cap_s >= gpus_s beta / (T_max - gamma L_q) - M (2 - lev_q - multi); lev_q = 0 where T_max <= gamma L_q.
-    (Modes whose own intra-site estimate exceeds T_max were filtered before the model.)"""
-    wl = data.workload
-    if wl is None or len(data.sites) < 2 or not data.inter.routes:
+    """Hierarchical all-reduce across k open sites (models.workload): for open site s in mode m,
+    T_sm + 2(k-1)/k S / cap_s + 2(k-1) alpha_q <= T_max, where T_sm bounds the intra-site ring
+    (modes above T_max were left out of SM), alpha_q is a level of the worst one-way latency of a used
+    route (lev_q >= use_r for routes at or above level q) and kk_k picks the number of open sites.
+    Linear form: cap_s >= sum_m coef_smqk y_sm - M (2 - lev_q - kk_k); pairs with no time left are
+    forbidden: sum_{m: no time} y_sm <= 2 - lev_q - kk_k."""
+    params = data.workload
+    if params is None or len(data.sites) < 2 or not data.inter.routes:
         return
-    levels = sorted({r.rtt_ms / 2 for r in data.inter.routes})
-    gpn = float(data.node["gpus_per_node"])
-    sites = data.inputs.sites
+    from models.workload import inter_coefficient
+
+    levels = sorted({r.rtt_ms / 2 for r in data.inter.routes})  # ms, one way
+    ks = range(2, len(data.sites) + 1)
     m.Q = pyo.Set(initialize=range(len(levels)))
+    m.KK = pyo.Set(initialize=range(1, len(data.sites) + 1))
     m.lev = pyo.Var(m.Q, domain=pyo.Binary)
-    m.lev_route = pyo.Constraint(
-        [(q, r.key) for q in m.Q for r in data.inter.routes if r.rtt_ms / 2 >= levels[q] - 1e-12],
-        dimen=2, rule=lambda m, q, r: m.lev[q] >= m.use[r])
+    m.kk = pyo.Var(m.KK, domain=pyo.Binary)
+    m.kk_one = pyo.Constraint(expr=sum(m.kk[k] for k in m.KK) == 1)
+    m.kk_def = pyo.Constraint(expr=sum(k * m.kk[k] for k in m.KK) == sum(m.open[s] for s in m.S))
+    m.QR = pyo.Set(dimen=2, initialize=[(q, r.key) for q in m.Q for r in data.inter.routes
+                                        if r.rtt_ms / 2 >= levels[q] - 1e-12])
+    m.lev_route = pyo.Constraint(m.QR, rule=lambda m, q, r: m.lev[q] >= m.use[r])
+    t_max = params["t_max_s"]
 
-    def need(q):
-        budget_s = wl["t_max_s"] - wl["gamma"] * levels[q] / 1e3
-        return None if budget_s <= 0 else wl["beta_bytes"] * 8 / 1e9 / budget_s  # Gb/s per GPU
+    def left(s, i, q, k):
+        return t_max - data.intra_s[s, i] - 2 * (k - 1) * levels[q] / 1e3
 
-    for q in m.Q:
-        if need(q) is None:
-            m.lev[q].fix(0)
-
-    def rule(m, q, s):
-        if need(q) is None:
+    def capacity_rule(m, s, q, k):
+        coef = {i: inter_coefficient(params, k) / left(s, i, q, k) for i in m.modes_at[s] if left(s, i, q, k) > 0}
+        if not coef:
             return pyo.Constraint.Skip
-        per_gpu = need(q)
-        big = per_gpu * gpn * float(sites.loc[s, "max_nodes"])
-        gpus = gpn * sum(m.nodes[s, i] for i in m.M)
-        return site_capacity(m, s) >= per_gpu * gpus - big * (2 - m.lev[q] - m.multi)
+        big = max(coef.values())
+        return site_capacity(m, s) >= sum(c * m.y[s, i] for i, c in coef.items()) - big * (2 - m.lev[q] - m.kk[k])
 
-    m.workload_capacity = pyo.Constraint(m.Q, m.S, rule=rule)
+    def no_time_rule(m, s, q, k):
+        bad = [i for i in m.modes_at[s] if left(s, i, q, k) <= 0]
+        if not bad:
+            return pyo.Constraint.Skip
+        return sum(m.y[s, i] for i in bad) <= 2 - m.lev[q] - m.kk[k]
+
+    m.workload_capacity = pyo.Constraint(m.S, m.Q, ks, rule=capacity_rule)
+    m.workload_time = pyo.Constraint(m.S, m.Q, ks, rule=no_time_rule)
 
 
 def site_it_watts(m, s):
@@ -408,7 +419,7 @@ def site_it_watts(m, s):
     sw = data.inputs.switches
     co = data.inputs.coherent
     total = 0
-    for i in m.M:
+    for i in m.modes_at[s]:
         mode = data.modes[i]
         mult = data.multiplier[i]
         total += node_w * m.nodes[s, i]
@@ -441,7 +452,7 @@ def site_capex(m, s):
     co = data.inputs.coherent
     cost = float(sites.loc[s, "fixed_cost_usd"]) * m.open[s] + float(sites.loc[s, "power_cost_usd_per_mw"]) * m.mw[s]
     node_price = float(data.node["node_price_usd"])
-    for i in m.M:
+    for i in m.modes_at[s]:
         mode = data.modes[i]
         mult = data.multiplier[i]
         cost += node_price * m.nodes[s, i]

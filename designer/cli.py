@@ -1,0 +1,147 @@
+"""The ``designer`` command. Imports are lazy so ``--help`` answers without Pyomo or pandas.
+
+Exit codes: 0 solved, 1 anything else, 2 invalid input, 3 infeasible, 4 no solution within limits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_ERROR, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_NO_SOLUTION = 0, 1, 2, 3, 4
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_WORKBOOK = ROOT / "data" / "examples" / "default.xlsx"
+REPORTS = ROOT / "reports"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="designer", description="Optimizing network designer for GPU training "
+                                "clusters: planner workbook in, proven-optimal design out.")
+    p.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("solve", help="solve a planner workbook and write the design")
+    s.add_argument("workbook", nargs="?", help="planner workbook (.xlsx); default: the embedded example")
+    s.add_argument("-o", "--output", help="output folder (default: reports/<workbook stem>/)")
+    s.add_argument("--time-limit", type=float, help="HiGHS time limit in seconds")
+    s.add_argument("--mip-gap", type=float, default=1e-4, help="relative MIP gap to prove (default 1e-4)")
+    s.add_argument("--threads", type=int, help="HiGHS threads")
+    s.add_argument("--quiet", action="store_true", help="print only errors")
+    s.add_argument("--debug", action="store_true", help="show a traceback on errors")
+
+    v = sub.add_parser("validate", help="check a workbook without solving")
+    v.add_argument("workbook")
+    v.add_argument("--debug", action="store_true", help="show a traceback on errors")
+
+    t = sub.add_parser("template", help="write a blank planner workbook with the default catalog")
+    t.add_argument("path")
+    t.add_argument("--debug", action="store_true", help="show a traceback on errors")
+
+    c = sub.add_parser("catalog", help="list the default equipment catalog")
+    c.add_argument("table", nargs="?", help="one table: node_types, switches, optics, coherent, amplifiers, "
+                   "protocols")
+    c.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not args.debug:
+        import logging
+
+        logging.getLogger("pyomo").setLevel(logging.CRITICAL)
+    try:
+        return COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - the CLI maps every failure to an exit code
+        return report_error(exc, args.debug)
+
+
+def report_error(exc: Exception, debug: bool) -> int:
+    from designer.errors import InputError, Infeasible, NoSolution
+
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    if isinstance(exc, InputError):
+        print(f"error: {len(exc.problems)} problem(s) in the input:", file=sys.stderr)
+        for problem in exc.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_INPUT
+    if isinstance(exc, Infeasible):
+        print(f"infeasible: {exc.reason}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    if isinstance(exc, NoSolution):
+        print(f"no solution: {exc}", file=sys.stderr)
+        return EXIT_NO_SOLUTION
+    print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def cmd_solve(args) -> int:
+    from designer.export import write_outputs
+    from designer.solve import SolveOptions, solve
+    from designer.summary import summary_lines
+    from designer.workbook import load_inputs
+
+    workbook = Path(args.workbook) if args.workbook else DEFAULT_WORKBOOK
+    say = (lambda _m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
+    say(f"reading {workbook}")
+    inputs = load_inputs(workbook)
+    options = SolveOptions(time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads, progress=say)
+    solution = solve(inputs, options)
+    out = Path(args.output) if args.output else REPORTS / workbook.stem
+    files = write_outputs(solution, out)
+    if not args.quiet:
+        for line in summary_lines(solution):
+            print(line)
+        print(f"wrote {', '.join(f.name for f in files)} to {out}")
+    return EXIT_OK
+
+
+def cmd_validate(args) -> int:
+    from designer.workbook import load_inputs
+
+    inputs = load_inputs(args.workbook)
+    print(f"{args.workbook}: valid ({len(inputs.sites)} sites, {len(inputs.routes)} routes, "
+          f"{inputs.project['gpus_required']:,} GPUs of {inputs.project['node_type']})")
+    return EXIT_OK
+
+
+def cmd_template(args) -> int:
+    from designer.template import write_template
+
+    path = write_template(args.path)
+    print(f"wrote template {path}")
+    return EXIT_OK
+
+
+def cmd_catalog(args) -> int:
+    import pandas as pd
+
+    from designer.workbook import load_catalog
+
+    tables = load_catalog()
+    names = [args.table] if args.table else list(tables)
+    for name in names:
+        if name not in tables:
+            print(f"error: no catalog table '{name}'; tables: {', '.join(tables)}", file=sys.stderr)
+            return EXIT_INPUT
+        frame = tables[name].drop(columns=["source"], errors="ignore")
+        print(f"# {name}")
+        with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 40):
+            print(frame.to_string())
+        print()
+    print("Prices and most power figures are estimates from an editable catalog; see each row's source "
+          "(data/catalog/*.csv).")
+    return EXIT_OK
+
+
+COMMANDS = {"solve": cmd_solve, "validate": cmd_validate, "template": cmd_template, "catalog": cmd_catalog}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""The short text summary the CLI prints after a solve (from the Solution only)."""
+
+from __future__ import annotations
+
+
+def money(x: float) -> str:
+    return f"${x / 1e6:,.1f}M" if abs(x) >= 1e6 else f"${x:,.0f}"
+
+
+def summary_lines(solution: dict) -> list[str]:
+    totals = solution["totals"]
+    gap = solution["mip_gap"]
+    gap_text = "n/a" if gap is None else f"{gap:.2%}"
+    lines = [
+        f"design {solution.get('name')}: {solution['status']} (gap {gap_text}, {solution['solve_seconds']:.1f} s)",
+        f"  {totals['gpus']:,} GPUs on {totals['nodes']:,} nodes at {totals['sites_open']} site(s); "
+        f"capex {money(totals['capex_usd'])}, power {totals['power_mw']:.2f} MW, "
+        f"coherent ports {totals['coherent_ports']}",
+    ]
+    if totals.get("energy_usd"):
+        lines.append(f"  energy over the horizon {money(totals['energy_usd'])}; objective {money(solution['objective_usd'])}")
+    for site in solution["sites"]:
+        if not site["open"]:
+            continue
+        counts = ", ".join(f"{t['count']} {t['tier']} {t['model']}" + (f" @{t['port_gbps']}G" if t.get("port_gbps") else "")
+                           for t in site["tiers"])
+        lines.append(
+            f"  {site['name']}: {site['gpus']:,} GPUs, {site['topology']} ({site['fabric_tiers']}-tier, "
+            f"{site['planes']} plane(s)), {site['protocol']}, {site['link_gbps']}G NICs, "
+            f"oversubscription {site['oversubscription']:g}:1, latency {site['fabric_latency_us']:.2f} us, "
+            f"{site['power_mw']:.2f}/{site['power_cap_mw']:g} MW, {money(site['capex_usd'])}")
+        lines.append(f"    switches: {counts}")
+    for link in solution["links"]:
+        lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} x {link['coherent_model']} "
+                     f"({link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
+                     f"{link['amplifiers']} amplifiers, RTT {link['rtt_ms']:.3f} ms")
+    return lines

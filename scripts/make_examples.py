@@ -1,0 +1,101 @@
+"""Write the example planner workbooks in data/examples/ (run: make examples).
+
+- default.xlsx: the embedded default: four candidate sites (a campus pair 2 km apart, one ~100 km
+  away, one ~600 km away), a training job of 50k GPUs whose power needs more than one site, a
+  budget and a fabric-latency limit that bind.
+- superpod-h100.xlsx: one site, the published DGX SuperPOD H100 4-SU case (127 nodes, QM9700 only,
+  rail-optimized, non-blocking): 32 leaf and 16 spine switches.
+- scale-across.xlsx: three 100 MW-class sites hundreds of km apart.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from designer.workbook import load_catalog  # noqa: E402
+from designer.xlsx import write_workbook  # noqa: E402
+
+OUT = ROOT / "data" / "examples"
+
+
+def site(name, power_mw, max_nodes, fixed, power_cost, energy, lat, lon, pue=1.25, status="candidate"):
+    return {"name": name, "power_mw": power_mw, "pue": pue, "max_nodes": max_nodes, "fixed_cost_usd": fixed,
+            "power_cost_usd_per_mw": power_cost, "energy_usd_per_mwh": energy, "lat": lat, "lon": lon,
+            "status": status}
+
+
+def route(a, b, km, pairs, cost_per_pair_km, spacing=80):
+    return {"site_a": a, "site_b": b, "distance_km": km, "fiber_pairs": pairs,
+            "fiber_cost_usd_per_pair_km": cost_per_pair_km, "amplifier_spacing_km": spacing}
+
+
+def default_workbook() -> dict:
+    return {
+        "project": {
+            "name": "default", "gpus_required": 50_000, "node_type": "DGX B200",
+            "budget_usd": 4_060_000_000, "objective": "min_latency", "max_fabric_latency_us": 4.0,
+            "max_site_rtt_ms": 8.0, "max_oversubscription": 1, "dci_ratio": 0.125,
+        },
+        "sites": [
+            site("ashburn-a", 55, 4000, 20e6, 9e6, 75, 39.04, -77.49, pue=1.2),
+            site("ashburn-b", 35, 2500, 15e6, 9e6, 75, 39.02, -77.47, pue=1.25),
+            site("richmond", 60, 4500, 25e6, 8e6, 65, 37.54, -77.44, pue=1.3),
+            site("atlanta", 70, 5000, 30e6, 7e6, 55, 33.75, -84.39, pue=1.15),
+        ],
+        "routes": [
+            route("ashburn-a", "ashburn-b", 2, 48, 60),
+            route("ashburn-a", "richmond", 110, 16, 25),
+            route("ashburn-b", "richmond", 112, 16, 25),
+            route("richmond", "atlanta", 620, 8, 20),
+            route("ashburn-a", "atlanta", 860, 8, 20),
+        ],
+        "workload": {"model_params_billion": 70, "bytes_per_gradient": 2, "step_compute_ms": 6000,
+                     "grad_accum_steps": 8, "max_comm_fraction": 0.25},
+    }
+
+
+def superpod_h100_workbook() -> dict:
+    catalog = load_catalog()
+    return {
+        "project": {"name": "superpod-h100", "gpus_required": 127 * 8, "node_type": "DGX H100",
+                    "topologies_allowed": "rail_optimized", "protocols_allowed": "infiniband",
+                    "max_oversubscription": 1},
+        "sites": [site("superpod", 5, 127, 0, 10e6, 80, 37.37, -121.96, pue=1.3, status="required")],
+        "switches": catalog["switches"].loc[["QM9700"]],
+    }
+
+
+def scale_across_workbook() -> dict:
+    return {
+        "project": {"name": "scale-across", "gpus_required": 150_000, "node_type": "DGX B300",
+                    "max_oversubscription": 2, "dci_ratio": 0.05, "max_site_rtt_ms": 12.0,
+                    "horizon_years": 5, "protocols_allowed": "rocev2,ethernet_tcp"},
+        "sites": [
+            site("dallas", 130, 9000, 40e6, 7e6, 45, 32.78, -96.80, pue=1.2),
+            site("abilene", 150, 10000, 35e6, 6e6, 35, 32.45, -99.73, pue=1.15),
+            site("houston", 110, 8000, 40e6, 7.5e6, 50, 29.76, -95.37, pue=1.25),
+            site("oklahoma", 100, 7000, 30e6, 6.5e6, 40, 35.47, -97.52, pue=1.2),
+        ],
+        "routes": [
+            route("dallas", "abilene", 290, 24, 15),
+            route("dallas", "houston", 385, 24, 15),
+            route("dallas", "oklahoma", 330, 24, 15),
+            route("abilene", "houston", 560, 12, 12),
+        ],
+    }
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, build in (("default", default_workbook), ("superpod-h100", superpod_h100_workbook),
+                        ("scale-across", scale_across_workbook)):
+        path = write_workbook(OUT / f"{name}.xlsx", build())
+        print(f"wrote {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
