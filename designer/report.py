@@ -1,0 +1,125 @@
+"""The design report: ``report.html`` (one self-contained file, figures embedded as PNG data URIs, no
+network access) and ``report.md`` (the same content as text, for diffs), from a Solution dict only.
+
+``write_reports(folder, solution)`` is what ``designer solve`` calls inside its output callback;
+``regenerate(folder)`` is ``designer report FOLDER`` (reads folder/design.json).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from designer import statistics as st
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+HTML_NAME, MD_NAME = "report.html", "report.md"
+PRICE_NOTICE = ("Prices and most power figures come from an editable equipment catalog (data/catalog/*.csv, or "
+                "the workbook's own catalog sheets); most are estimates, not quotes. Each row's source is listed "
+                "below: check the ones that matter before buying.")
+
+
+def _env() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(money=st.money, pct=st.percent, num=st.number,
+                       mw=lambda x: "n/a" if x is None else f"{x:,.2f} MW",
+                       us=lambda x: "n/a" if x is None else f"{x:,.2f} us",
+                       md=lambda x: str(x if x is not None else "").replace("|", "\\|").replace("\n", " "))
+    return env
+
+
+def _figure(make, *args) -> dict:
+    """A figure as {"uri": data URI} or {"error": text} when drawing fails (the report still renders)."""
+    from designer import plots
+
+    try:
+        return {"uri": plots.data_uri(make(*args)), "error": None}
+    except Exception as exc:  # noqa: BLE001 - one bad figure must not lose the whole report
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+        return {"uri": None, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def context(solution: dict, figures: bool = True) -> dict:
+    """Everything the templates show, computed once (designer.statistics) from the solution."""
+    from designer import plots
+
+    ov = st.overview(solution)
+    project = (solution.get("inputs") or {}).get("project") or {}
+    limit = project.get("max_fabric_latency_us")
+    opened = st.open_sites(solution)
+    sites = []
+    for s in opened:
+        sites.append({"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
+                      "fabric_fig": _figure(plots.fabric_figure, s) if figures else None,
+                      "latency_fig": _figure(plots.latency_figure, s, limit) if figures else None})
+    comm = st.communication(solution)
+    has_design = bool(opened)
+    locations = st.site_locations(solution)
+    figs = {}
+    if figures:
+        if has_design:
+            figs["cost"] = _figure(plots.cost_figure, solution)
+            figs["power"] = _figure(plots.power_figure, solution)
+        if locations:
+            figs["map"] = _figure(plots.map_figure, solution)
+        if comm:
+            figs["communication"] = _figure(plots.communication_figure, comm)
+    cost_cat = st.cost_by_category(solution)
+    total = sum(cost_cat.values()) or 1.0
+    return {
+        "s": solution, "ov": ov, "project": project, "has_design": has_design,
+        "diagnosis": solution.get("diagnosis"), "reason": solution.get("reason"),
+        "cost_by_category": [{"category": c, "label": st.CATEGORY_LABELS.get(c, c), "usd": v, "share": v / total}
+                             for c, v in cost_cat.items()],
+        "cost_by_site": [{"scope": k, "usd": v} for k, v in st.cost_by_site(solution).items()],
+        "power": st.power_vs_cap(solution), "locations": locations, "routes": st.route_rows(solution),
+        "sites": sites, "comm": comm, "constraints": st.constraint_rows(solution),
+        "modes": solution.get("modes") or {}, "modes_filtered": st.modes_filtered(solution),
+        "bom": st.bom_rows(solution), "sources": st.catalog_sources(solution, used_only=has_design),
+        "prov": st.provenance(solution), "notice": PRICE_NOTICE, "figs": figs,
+        "notes": solution.get("notes") or [], "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def render_html(solution: dict) -> str:
+    return _env().get_template("report.html.j2").render(**context(solution, figures=True))
+
+
+def render_markdown(solution: dict) -> str:
+    return _env().get_template("report.md.j2").render(**context(solution, figures=False))
+
+
+def write_reports(folder, solution: dict) -> list[Path]:
+    """Write report.html and report.md into ``folder`` (the staging folder of an atomic write)."""
+    folder = Path(folder)
+    html = folder / HTML_NAME
+    md = folder / MD_NAME
+    html.write_text(render_html(solution), encoding="utf-8")
+    md.write_text(render_markdown(solution), encoding="utf-8")
+    return [html, md]
+
+
+def regenerate(folder) -> list[Path]:
+    """Rebuild both reports from folder/design.json, replacing the old ones atomically."""
+    from designer.errors import InputError, Problem
+    from designer.export import atomic_dir
+
+    folder = Path(folder)
+    path = folder / "design.json"
+    if not path.is_file():
+        raise InputError([Problem("", "", "", None, f"no design.json in {folder}",
+                                  "give the output folder of a `designer solve` run")])
+    try:
+        solution = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError([Problem("", "", "", None, f"{path} is not valid JSON ({exc})",
+                                  "solve again to rewrite it")]) from None
+    with atomic_dir(folder) as stage:
+        write_reports(stage, solution)
+    return [folder / HTML_NAME, folder / MD_NAME]

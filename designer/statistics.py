@@ -1,0 +1,309 @@
+"""Statistics over a Solution (the design.json dict): pure functions, no plotting, no files.
+
+The report (designer.report) and the figures (designer.plots) both read these, so a number shown in a
+table and the bar drawn for it come from one place. Every function takes the solution dict and
+returns plain Python data; none needs the Pyomo model or the workbook.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+# BOM categories in the order ARCHITECTURE.md lists them (others, if any, follow).
+CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "amplifiers", "fiber")
+CATEGORY_LABELS = {"nodes": "GPU nodes", "site": "site fixed", "power": "facility power", "switches": "switches",
+                   "optics": "cables & optics", "dci_routers": "DCI routers", "coherent": "coherent optics",
+                   "amplifiers": "amplifiers", "fiber": "fiber"}
+LATENCY_PARTS = ("nic", "switching", "propagation", "nvlink")
+LATENCY_LABELS = {"nic": "NICs (both ends)", "switching": "switch hops", "propagation": "cable propagation",
+                  "nvlink": "NVLink hop"}
+TIER_ORDER = ("leaf", "spine", "core")
+
+
+# --- formatting helpers (shared by the HTML and Markdown reports) ----------------------------------
+
+def money(x: float | None) -> str:
+    """$1.23B, $45.5M, $12,300."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if abs(x) >= 1e9:
+        return f"${x / 1e9:,.2f}B"
+    if abs(x) >= 1e6:
+        return f"${x / 1e6:,.1f}M"
+    return f"${x:,.0f}"
+
+
+def percent(x: float | None, digits: int = 1) -> str:
+    return "n/a" if x is None else f"{x * 100:.{digits}f}%"
+
+
+def number(x, digits: int = 2) -> str:
+    """A number for a table: integers with separators, floats to ``digits`` significant decimals."""
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    if isinstance(x, float):
+        if abs(x) >= 1000:
+            return f"{x:,.0f}"
+        return f"{x:,.{digits}f}" if abs(x) >= 0.01 else f"{x:.3g}"
+    return str(x)
+
+
+# --- summary -------------------------------------------------------------------------------------
+
+def open_sites(solution: dict) -> list[dict]:
+    return [s for s in solution.get("sites", []) if s.get("open")]
+
+
+def worst_latency_us(solution: dict) -> float | None:
+    values = [s["fabric_latency_us"] for s in open_sites(solution) if s.get("fabric_latency_us") is not None]
+    return max(values) if values else None
+
+
+def overview(solution: dict) -> dict:
+    """The headline numbers of a design."""
+    totals = solution.get("totals") or {}
+    inputs = solution.get("inputs") or {}
+    project = inputs.get("project") or {}
+    return {
+        "name": solution.get("name"),
+        "status": solution.get("status"),
+        "objective": solution.get("objective"),
+        "gpus": totals.get("gpus", 0),
+        "gpus_required": project.get("gpus_required"),
+        "nodes": totals.get("nodes", 0),
+        "sites_open": totals.get("sites_open", len(open_sites(solution))),
+        "sites_total": len(inputs.get("sites") or solution.get("sites") or []),
+        "capex_usd": totals.get("capex_usd"),
+        "energy_usd": totals.get("energy_usd", 0.0),
+        "objective_usd": solution.get("objective_usd"),
+        "budget_usd": project.get("budget_usd"),
+        "power_mw": totals.get("power_mw"),
+        "power_cap_mw": sum(s.get("power_cap_mw") or 0.0 for s in open_sites(solution)),
+        "coherent_ports": totals.get("coherent_ports", 0),
+        "mip_gap": solution.get("mip_gap"),
+        "solve_seconds": solution.get("solve_seconds"),
+        "worst_latency_us": worst_latency_us(solution),
+        "max_fabric_latency_us": project.get("max_fabric_latency_us"),
+    }
+
+
+# --- cost ----------------------------------------------------------------------------------------
+
+def _ordered_categories(present) -> list[str]:
+    return [c for c in CATEGORIES if c in present] + sorted(c for c in present if c not in CATEGORIES)
+
+
+def cost_by_category(solution: dict) -> dict[str, float]:
+    """Capex per BOM category, in the fixed category order; categories with no cost are left out."""
+    totals: dict[str, float] = defaultdict(float)
+    for line in solution.get("bom", []):
+        totals[line["category"]] += float(line["extended_usd"])
+    return {c: totals[c] for c in _ordered_categories(totals) if totals[c]}
+
+
+def cost_by_site(solution: dict) -> dict[str, float]:
+    """Capex per BOM scope: each site, then each route ("a--b": fiber and amplifiers)."""
+    totals: dict[str, float] = defaultdict(float)
+    for line in solution.get("bom", []):
+        totals[line["site"]] += float(line["extended_usd"])
+    names = [s["name"] for s in solution.get("sites", []) if s["name"] in totals]
+    return {k: totals[k] for k in names + sorted(k for k in totals if k not in names)}
+
+
+def cost_matrix(solution: dict) -> tuple[list[str], list[str], list[list[float]]]:
+    """(scopes, categories, usd[scope][category]) for a stacked bar."""
+    by = defaultdict(lambda: defaultdict(float))
+    for line in solution.get("bom", []):
+        by[line["site"]][line["category"]] += float(line["extended_usd"])
+    scopes = list(cost_by_site(solution))
+    categories = list(cost_by_category(solution))
+    return scopes, categories, [[by[s][c] for c in categories] for s in scopes]
+
+
+# --- power ---------------------------------------------------------------------------------------
+
+def power_vs_cap(solution: dict) -> list[dict]:
+    """Per open site: IT power, facility power (IT x PUE), the cap and the share of it used."""
+    rows = []
+    for s in open_sites(solution):
+        cap = float(s.get("power_cap_mw") or 0.0)
+        used = float(s.get("power_mw") or 0.0)
+        rows.append({"site": s["name"], "it_mw": float(s.get("it_power_mw") or 0.0), "facility_mw": used,
+                     "cap_mw": cap, "pue": s.get("pue"), "headroom_mw": cap - used,
+                     "share": used / cap if cap else None})
+    return rows
+
+
+# --- sites and routes (the map) -----------------------------------------------------------------
+
+def site_locations(solution: dict) -> list[dict]:
+    """Every site of the workbook with its coordinates (None when not given) and what was opened."""
+    by_name = {s["name"]: s for s in solution.get("sites", [])}
+    rows = []
+    echo = (solution.get("inputs") or {}).get("sites") or [{"name": n} for n in by_name]
+    for site in echo:
+        s = by_name.get(site["name"], {})
+        rows.append({"name": site["name"], "lat": site.get("lat"), "lon": site.get("lon"),
+                     "status": site.get("status", "candidate"), "open": bool(s.get("open")),
+                     "gpus": s.get("gpus", 0), "power_mw": site.get("power_mw")})
+    return rows
+
+
+def route_rows(solution: dict) -> list[dict]:
+    """Every route of the workbook; used ones carry the solution's link (coherent type, capacity, RTT)."""
+    from models.intersite import rtt_ms  # pure function: RTT over fiber
+
+    links = {frozenset((lk["site_a"], lk["site_b"])): lk for lk in solution.get("links", [])}
+    rows, seen = [], set()
+    for r in (solution.get("inputs") or {}).get("routes") or []:
+        key = frozenset((r["site_a"], r["site_b"]))
+        seen.add(key)
+        lk = links.get(key)
+        rows.append({"site_a": r["site_a"], "site_b": r["site_b"], "distance_km": r.get("distance_km"),
+                     "used": lk is not None, "coherent_model": lk and lk["coherent_model"],
+                     "wavelengths": lk and lk["wavelengths"], "capacity_gbps": lk and lk["capacity_gbps"],
+                     "fiber_pairs": lk and lk["fiber_pairs"], "fiber_pairs_available": r.get("fiber_pairs"),
+                     "amplifiers": lk and lk["amplifiers"],
+                     "rtt_ms": lk["rtt_ms"] if lk else rtt_ms(float(r.get("distance_km") or 0.0))})
+    for key, lk in links.items():
+        if key not in seen:
+            rows.append({**lk, "used": True})
+    return rows
+
+
+# --- per-site fabric -----------------------------------------------------------------------------
+
+def fabric_tiers(site: dict) -> list[dict]:
+    """The switch tiers of a site's scale-out fabric, leaf first (DCI routers left out)."""
+    tiers = [t for t in site.get("tiers", []) if t["tier"] in TIER_ORDER]
+    return sorted(tiers, key=lambda t: TIER_ORDER.index(t["tier"]))
+
+
+def dci_tiers(site: dict) -> list[dict]:
+    return [t for t in site.get("tiers", []) if t["tier"] == "dci"]
+
+
+def latency_budget(site: dict, limit_us: float | None = None) -> dict:
+    """A site's worst-case one-way latency split into its parts (us), with the limit when given."""
+    parts = dict(site.get("latency_breakdown_us") or {})
+    rows = [{"part": p, "label": LATENCY_LABELS.get(p, p), "us": float(parts.get(p) or 0.0)}
+            for p in list(LATENCY_PARTS) + [p for p in parts if p not in LATENCY_PARTS]]
+    total = site.get("fabric_latency_us")
+    if total is None:
+        total = sum(r["us"] for r in rows)
+    hops = site.get("hops")
+    per_hop = None
+    if hops:
+        per_hop = float(parts.get("switching") or 0.0) / hops
+    return {"site": site["name"], "parts": rows, "total_us": float(total), "hops": hops,
+            "per_hop_us": per_hop, "limit_us": limit_us,
+            "headroom_us": None if limit_us is None else float(limit_us) - float(total)}
+
+
+def fabric_summary(site: dict) -> dict:
+    """The facts a fabric diagram shows: tiers with counts per plane, links per tier."""
+    planes = int(site.get("planes") or 1)
+    tiers = []
+    for t in fabric_tiers(site):
+        tiers.append({**t, "per_plane": t["count"] / planes if planes else t["count"]})
+    return {"site": site["name"], "topology": site.get("topology"), "protocol": site.get("protocol"),
+            "fabric_tiers": site.get("fabric_tiers"), "planes": planes, "rails": site.get("rails"),
+            "nodes": site.get("nodes"), "gpus": site.get("gpus"), "endpoints": site.get("endpoints"),
+            "link_gbps": site.get("link_gbps"), "oversubscription": site.get("oversubscription"),
+            "scalable_units": site.get("scalable_units"), "tiers": tiers,
+            "links": list(site.get("fabric_links") or []), "dci": dci_tiers(site),
+            "dci_capacity_gbps": site.get("dci_capacity_gbps")}
+
+
+# --- communication -------------------------------------------------------------------------------
+
+def communication(solution: dict) -> dict | None:
+    """The all-reduce estimate with its terms, and the communication share for other accumulation steps."""
+    wl = solution.get("workload")
+    if not wl:
+        return None
+    t_s = float(wl["time_ms"]) / 1e3
+    compute_s = float(wl.get("step_compute_ms") or 0.0) / 1e3
+    accum = int(wl.get("grad_accum_steps") or 1)
+    steps = sorted({1, 2, 4, 8, 16, 32, accum})
+    curve = [{"grad_accum_steps": a, "comm_fraction": t_s / (a * compute_s + t_s) if (a * compute_s + t_s) else 0.0}
+             for a in steps]
+    terms = [
+        ("intra-site bandwidth", float(wl.get("intra_bw_ms") or 0.0)),
+        ("intra-site latency", float(wl.get("intra_latency_ms") or 0.0)),
+        ("inter-site bandwidth", float(wl.get("inter_bw_ms") or 0.0)),
+        ("inter-site latency", float(wl.get("inter_latency_ms") or 0.0)),
+    ]
+    bw = terms[0][1] + terms[2][1]
+    lat = terms[1][1] + terms[3][1]
+    return {**wl, "terms": [{"term": n, "ms": v} for n, v in terms], "bandwidth_term_ms": bw, "latency_term_ms": lat,
+            "step_ms": accum * compute_s * 1e3 + t_s * 1e3, "curve": curve,
+            "syncs_per_microbatch": 1.0 / accum}
+
+
+# --- constraints and modes ----------------------------------------------------------------------
+
+def constraint_rows(solution: dict) -> list[dict]:
+    """Planner-level constraints, binding first, then by relative slack."""
+    rows = []
+    for c in solution.get("constraints", []):
+        rhs = float(c["rhs"]) if c.get("rhs") is not None else 0.0
+        rel = abs(float(c["slack"])) / max(abs(rhs), 1e-9) if c.get("slack") is not None else None
+        rows.append({**c, "relative_slack": rel})
+    return sorted(rows, key=lambda r: (not r.get("binding"), r["relative_slack"] if r["relative_slack"] is not None
+                                       else math.inf))
+
+
+def modes_filtered(solution: dict) -> list[dict]:
+    """Each reason a fabric mode was left out, with how many and one example, most frequent first."""
+    modes = solution.get("modes") or {}
+    examples = {e["reason"]: e["mode"] for e in modes.get("examples", [])}
+    rows = [{"reason": r, "count": n, "example": examples.get(r, "")} for r, n in (modes.get("filtered") or {}).items()]
+    return sorted(rows, key=lambda r: -r["count"])
+
+
+# --- bill of materials and provenance ------------------------------------------------------------
+
+def bom_rows(solution: dict) -> list[dict]:
+    """BOM lines grouped by scope then category order, largest first inside a category."""
+    order = {c: i for i, c in enumerate(_ordered_categories({b["category"] for b in solution.get("bom", [])}))}
+    scopes = {s: i for i, s in enumerate(cost_by_site(solution))}
+    return sorted(solution.get("bom", []), key=lambda b: (scopes.get(b["site"], 99), order[b["category"]],
+                                                          -b["extended_usd"]))
+
+
+CATALOG_TABLES = (("node_types", "name"), ("switches", "model"), ("optics", "name"), ("coherent", "name"),
+                  ("amplifiers", "name"), ("protocols", "name"))
+
+
+def catalog_sources(solution: dict, used_only: bool = True) -> list[dict]:
+    """The catalog rows behind the design with their ``source``; only the items in the BOM when used_only."""
+    inputs = solution.get("inputs") or {}
+    used = {b["item"] for b in solution.get("bom", [])}
+    used |= {s.get("protocol") for s in open_sites(solution)}
+    used |= {s.get("node_type") for s in open_sites(solution)}
+    rows = []
+    for table, key in CATALOG_TABLES:
+        for r in inputs.get(table) or []:
+            name = r.get(key)
+            if used_only and name not in used:
+                continue
+            rows.append({"table": table, "item": name, "price_usd": r.get("price_usd", r.get("node_price_usd")),
+                         "source": r.get("source") or ""})
+    return rows
+
+
+def provenance(solution: dict) -> dict:
+    inputs = solution.get("inputs") or {}
+    solver = solution.get("solver") or {}
+    return {"workbook": inputs.get("workbook"), "sha256": inputs.get("sha256"),
+            "designer_version": solver.get("designer_version"), "pyomo_version": solver.get("pyomo_version"),
+            "highs_version": solver.get("version"), "solver": solver.get("name"),
+            "termination": solver.get("termination"), "time_limit": solver.get("time_limit"),
+            "mip_gap_target": solver.get("mip_gap_target"), "threads": solver.get("threads"),
+            "bound_usd": solver.get("bound_usd"), "schema_version": solution.get("schema_version")}
