@@ -1,0 +1,444 @@
+"""Tiny hand-checkable designs, solved end to end (workbook -> model -> HiGHS -> Solution).
+
+Every instance uses its own small catalog (below), so each expected count, dollar and watt is
+worked out by hand in the comments from these figures, not from the default catalog:
+
+- node ``n8``: 8 GPUs, 8 NICs x 400G, 1 plane, 10 kW, $100,000
+- switch ``sw64``: infiniband, 64 x 400G, 16 MB, 100 ns, 500 W, $10,000, leaf/spine/core
+- ``dac400``: 400G DAC, 3 m, 1 W, $100 a cable; ``sr400``: 400G transceiver, 100 m, 10 W, $500
+- protocol ``infiniband``: 500 ns per NIC, efficiency 0.9
+- every site: PUE 1.5, $1,000 fixed, $1,000,000 per MW of facility power
+  (so the power line of the BOM is IT watts x 1.5 in dollars)
+
+Typical cable lengths stay at their defaults: node-leaf 3 m (a DAC reaches), leaf-spine 50 m and
+spine-core 150 m (only the transceiver reaches: two modules a link).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from designer.errors import Infeasible
+from designer.solve import SolveOptions, solve
+from designer.workbook import load_catalog, load_inputs
+from designer.xlsx import write_workbook
+
+SRC = {"source": "test figures"}
+NODE = dict(name="n8", gpus_per_node=8, nics_per_node=8, nic_gbps=400, planes=1, node_power_kw=10.0,
+            node_price_usd=100_000, nvlink_latency_ns=300, **SRC)
+SW64 = dict(model="sw64", family="infiniband", port_modes="64x400", buffer_mb=16, latency_ns=100,
+            power_w=500, price_usd=10_000, roles="leaf,spine,core", **SRC)
+DAC = dict(name="dac400", gbps=400, kind="dac", reach_m=3, power_w=1, price_usd=100, links_per_module=1, **SRC)
+SR = dict(name="sr400", gbps=400, kind="transceiver", reach_m=100, power_w=10, price_usd=500,
+          links_per_module=1, **SRC)
+IB = dict(name="infiniband", switch_family="infiniband", nic_latency_ns=500, efficiency=0.9, lossless=True,
+          jitter_rank=1, **SRC)
+# Inter-site figures (two-site instances): a 400G coherent module with 1600 GHz channels (3 a fiber
+# pair, so fiber pairs are visibly counted), a shallow and a deep DCI router of 8 x 400G each.
+ZR = dict(name="zr400", gbps=400, reach_km=120, channel_ghz=1600, power_w=15, price_usd=5_000, **SRC)
+AMP = dict(name="amp", power_w=100, price_usd=10_000, **SRC)
+SHALLOW = dict(model="r_shallow", family="ethernet", port_modes="8x400", buffer_mb=50, latency_ns=1000,
+               power_w=500, price_usd=20_000, roles="dci", **SRC)
+DEEP = dict(model="r_deep", family="ethernet", port_modes="8x400", buffer_mb=4000, latency_ns=3000,
+            power_w=1000, price_usd=60_000, roles="dci", **SRC)
+
+
+def site(name: str, **kw) -> dict:
+    row = dict(name=name, power_mw=10, pue=1.5, max_nodes=1000, fixed_cost_usd=1_000,
+               power_cost_usd_per_mw=1_000_000, energy_usd_per_mwh=50, status="candidate")
+    row.update(kw)
+    return row
+
+
+def tables(gpus: int, node=NODE, sites=None, routes=None, switches=(SW64,), optics=(DAC, SR), **project) -> dict:
+    """A one-site workbook over the test catalog; keyword arguments are project keys."""
+    book = {
+        "project": {"gpus_required": gpus, "node_type": node["name"], **project},
+        "sites": sites or [site("s1")],
+        "node_types": [node], "switches": list(switches), "optics": list(optics), "protocols": [IB],
+        "coherent": [ZR], "amplifiers": [AMP],
+    }
+    if routes:
+        book["routes"] = routes
+    return book
+
+
+def design(tmp_path, book: dict, name: str = "plan") -> dict:
+    """Solve a workbook given as tables; the Solution dict (design.json content)."""
+    inputs = load_inputs(write_workbook(tmp_path / f"{name}.xlsx", book))
+    return solve(inputs, SolveOptions(mip_gap=1e-9))
+
+
+def opened(solution: dict) -> dict:
+    return {s["name"]: s for s in solution["sites"] if s["open"]}
+
+
+def tier_counts(site_entry: dict) -> dict:
+    """tier -> {model: count}."""
+    out: dict = defaultdict(dict)
+    for t in site_entry["tiers"]:
+        out[t["tier"]][t["model"]] = t["count"]
+    return dict(out)
+
+
+def link_counts(site_entry: dict) -> dict:
+    """fabric link tier -> (links, item, items bought)."""
+    return {lk["tier"]: (lk["count"], lk["item"], lk["modules"]) for lk in site_entry["fabric_links"]}
+
+
+def bom_lines(solution: dict) -> dict:
+    """(site, category, item) -> (quantity, extended_usd, total_power_w)."""
+    return {(r["site"], r["category"], r["item"]): (r["quantity"], r["extended_usd"], r["total_power_w"])
+            for r in solution["bom"]}
+
+
+def assert_bom_total(solution: dict) -> None:
+    assert sum(r["extended_usd"] for r in solution["bom"]) == pytest.approx(solution["totals"]["capex_usd"],
+                                                                             rel=1e-12, abs=1e-6)
+
+
+# --------------------------------------------------------------------------------------------------
+# One site
+# --------------------------------------------------------------------------------------------------
+
+def test_four_nodes_on_one_switch(tmp_path):
+    """4 nodes x 8 NICs = 32 endpoints fit one 64-port switch: the cheapest design is that single
+    switch (a 1-tier leaf_mesh), 32 DACs, no optics.
+    IT watts = 4 x 10,000 + 500 + 32 x 1 = 40,532 W; facility = 1.5 x 40,532 = 60,798 W.
+    capex = 4 x 100,000 + 10,000 + 32 x 100 + 1,000 fixed + 60,798 power = $474,998."""
+    sol = design(tmp_path, tables(32))
+    assert sol["status"] == "optimal"
+    s = opened(sol)["s1"]
+    assert (s["nodes"], s["gpus"], s["topology"], s["fabric_tiers"]) == (4, 32, "leaf_mesh", 1)
+    assert tier_counts(s) == {"leaf": {"sw64": 1}}
+    assert link_counts(s) == {"node_leaf": (32, "dac400", 32)}
+    assert s["it_power_mw"] == pytest.approx(0.040532, abs=1e-12)
+    assert s["power_mw"] == pytest.approx(0.060798, abs=1e-12)
+    assert sol["totals"]["capex_usd"] == pytest.approx(474_998, abs=1e-6)
+    assert sol["objective_usd"] == pytest.approx(474_998, abs=1e-6)
+    # 1 hop: 2 x 500 ns NIC + 100 ns switch + 2 x 3 m x 5 ns/m = 1,130 ns
+    assert s["fabric_latency_us"] == pytest.approx(1.13, abs=1e-9)
+    assert bom_lines(sol) == {
+        ("s1", "nodes", "n8"): (4, 400_000, 40_000),
+        ("s1", "switches", "sw64"): (1, 10_000, 500),
+        ("s1", "optics", "dac400"): (32, 3_200, 32),
+        ("s1", "site", "s1 site fixed cost"): (1, 1_000, 0),
+        ("s1", "power", "facility power (MW)"): pytest.approx((0.060798, 60_798, 0), abs=1e-6),
+    }
+    assert_bom_total(sol)
+
+
+def test_leaf_spine_two_tier(tmp_path):
+    """16 nodes, leaf_spine, non-blocking: a leaf splits 64 ports 32 down / 32 up.
+    leaves = 128 endpoints / 32 = 4; spines: a divisor j of 32 with 64 j >= 4 x 32 = 128 -> j = 2.
+    Links: node-leaf 128 DACs; leaf-spine 4 x 32 = 128 links, 256 sr400 modules.
+    IT watts = 160,000 + 6 x 500 + 128 x 1 + 256 x 10 = 165,688 W; facility 248,532 W.
+    capex = 1,600,000 + 60,000 + 12,800 + 128,000 + 1,000 + 248,532 = $2,050,332.
+    Latency: 1,000 NIC + 3 x 100 hops + 2 x (3 + 50) m x 5 ns = 1,830 ns."""
+    sol = design(tmp_path, tables(128, topologies_allowed="leaf_spine"))
+    s = opened(sol)["s1"]
+    assert sol["status"] == "optimal"
+    assert (s["nodes"], s["topology"], s["fabric_tiers"], s["hops"], s["oversubscription"]) == (
+        16, "leaf_spine", 2, 3, 1)
+    assert tier_counts(s) == {"leaf": {"sw64": 4}, "spine": {"sw64": 2}}
+    assert link_counts(s) == {"node_leaf": (128, "dac400", 128), "leaf_spine": (128, "sr400", 256)}
+    assert s["power_mw"] == pytest.approx(0.248532, abs=1e-12)
+    assert sol["totals"]["capex_usd"] == pytest.approx(2_050_332, abs=1e-6)
+    assert s["fabric_latency_us"] == pytest.approx(1.83, abs=1e-9)
+    assert s["latency_breakdown_us"] == pytest.approx({"nic": 1.0, "switching": 0.3, "propagation": 0.53,
+                                                        "nvlink": 0.0})
+    assert_bom_total(sol)
+
+
+def test_rail_optimized_one_scalable_unit(tmp_path):
+    """32 nodes, rail_optimized: one SU of d1 = 32 nodes, one leaf per rail -> 8 leaves;
+    spines: 64 j >= 8 x 32 = 256 -> j = 4 (divides 32). Like the published H100 1-SU (8 + 4).
+    Links: 256 node-leaf DACs, 256 leaf-spine links = 512 sr400 modules.
+    IT watts = 320,000 + 12 x 500 + 256 + 5,120 = 331,376 W; facility 497,064 W.
+    capex = 3,200,000 + 120,000 + 25,600 + 256,000 + 1,000 + 497,064 = $4,099,664."""
+    sol = design(tmp_path, tables(256, topologies_allowed="rail_optimized"))
+    s = opened(sol)["s1"]
+    assert (s["nodes"], s["topology"], s["fabric_tiers"], s["scalable_units"], s["rails"]) == (
+        32, "rail_optimized", 2, 1, 8)
+    assert tier_counts(s) == {"leaf": {"sw64": 8}, "spine": {"sw64": 4}}
+    assert link_counts(s) == {"node_leaf": (256, "dac400", 256), "leaf_spine": (256, "sr400", 512)}
+    assert s["power_mw"] == pytest.approx(0.497064, abs=1e-12)
+    assert sol["totals"]["capex_usd"] == pytest.approx(4_099_664, abs=1e-6)
+    assert_bom_total(sol)
+
+
+def test_two_planes_double_every_fabric_count(tmp_path):
+    """A node of 16 NICs over planes=2 gives two independent copies of the 8-NIC fabric of
+    test_leaf_spine_two_tier: 8 leaves, 4 spines, 256 + 256 links, 512 sr400 modules.
+    IT watts = 160,000 + 12 x 500 + 256 x 1 + 512 x 10 = 171,376 W; facility 257,064 W.
+    capex = 1,600,000 + 120,000 + 25,600 + 256,000 + 1,000 + 257,064 = $2,259,664."""
+    twin = dict(NODE, name="n16p2", nics_per_node=16, planes=2)
+    sol = design(tmp_path, tables(128, node=twin, topologies_allowed="leaf_spine"))
+    s = opened(sol)["s1"]
+    assert (s["nodes"], s["planes"], s["rails"], s["endpoints"]) == (16, 2, 8, 256)
+    assert tier_counts(s) == {"leaf": {"sw64": 8}, "spine": {"sw64": 4}}
+    assert link_counts(s) == {"node_leaf": (256, "dac400", 256), "leaf_spine": (256, "sr400", 512)}
+    assert s["power_mw"] == pytest.approx(0.257064, abs=1e-12)
+    assert sol["totals"]["capex_usd"] == pytest.approx(2_259_664, abs=1e-6)
+    assert_bom_total(sol)
+
+
+def test_leaf_mesh_two_tier(tmp_path):
+    """12 nodes (96 endpoints) exceed one switch (64 ports), so the mesh has 2 levels: a leaf splits
+    64 ports 32 down / 32 mesh. leaves = 96 / 32 = 3; mesh links = 3 x 32 / 2 = 48, i.e. 16 per leaf
+    pair, on sr400 (50 m): 96 modules.
+    IT watts = 120,000 + 3 x 500 + 96 x 1 + 96 x 10 = 122,556 W; facility 183,834 W.
+    capex = 1,200,000 + 30,000 + 9,600 + 48,000 + 1,000 + 183,834 = $1,472,434.
+    Latency: 1,000 NIC + 2 x 100 + (2 x 3 + 50) m x 5 ns = 1,480 ns."""
+    sol = design(tmp_path, tables(96, topologies_allowed="leaf_mesh"))
+    s = opened(sol)["s1"]
+    assert (s["nodes"], s["topology"], s["fabric_tiers"], s["hops"]) == (12, "leaf_mesh", 2, 2)
+    assert tier_counts(s) == {"leaf": {"sw64": 3}}
+    assert link_counts(s) == {"node_leaf": (96, "dac400", 96), "leaf_leaf": (48, "sr400", 96)}
+    assert s["power_mw"] == pytest.approx(0.183834, abs=1e-12)
+    assert sol["totals"]["capex_usd"] == pytest.approx(1_472_434, abs=1e-6)
+    assert s["fabric_latency_us"] == pytest.approx(1.48, abs=1e-9)
+    assert_bom_total(sol)
+
+
+def test_rail_only_one_switch_per_rail(tmp_path):
+    """16 nodes <= 64 ports: each of the 8 rails is one switch, no spine.
+    IT watts = 160,000 + 8 x 500 + 128 x 1 = 164,128 W; facility 246,192 W.
+    capex = 1,600,000 + 80,000 + 12,800 + 1,000 + 246,192 = $1,939,992.
+    Latency: 1,000 NIC + 100 switch + 30 cable + 300 NVLink = 1,430 ns."""
+    sol = design(tmp_path, tables(128, topologies_allowed="rail_only"))
+    s = opened(sol)["s1"]
+    assert (s["nodes"], s["topology"], s["fabric_tiers"]) == (16, "rail_only", 1)
+    assert tier_counts(s) == {"leaf": {"sw64": 8}}
+    assert link_counts(s) == {"node_leaf": (128, "dac400", 128)}
+    assert sol["totals"]["capex_usd"] == pytest.approx(1_939_992, abs=1e-6)
+    assert s["latency_breakdown_us"] == pytest.approx({"nic": 1.0, "switching": 0.1, "propagation": 0.03,
+                                                        "nvlink": 0.3})
+    assert s["fabric_latency_us"] == pytest.approx(1.43, abs=1e-9)
+    assert_bom_total(sol)
+
+
+def test_rail_only_two_tier_per_rail(tmp_path):
+    """80 nodes > 64 ports: each rail is its own 2-tier Clos. Per rail: leaves = 80 / 32 -> 3,
+    spines: 64 j >= 3 x 32 = 96 -> j = 2. Times 8 rails: 24 leaves, 16 spines; 640 node-leaf DACs,
+    8 x 3 x 32 = 768 leaf-spine links = 1,536 sr400 modules.
+    IT watts = 800,000 + 40 x 500 + 640 + 15,360 = 836,000 W; facility 1,254,000 W.
+    capex = 8,000,000 + 400,000 + 64,000 + 768,000 + 1,000 + 1,254,000 = $10,487,000."""
+    sol = design(tmp_path, tables(640, topologies_allowed="rail_only"))
+    s = opened(sol)["s1"]
+    assert (s["nodes"], s["topology"], s["fabric_tiers"]) == (80, "rail_only", 2)
+    assert tier_counts(s) == {"leaf": {"sw64": 24}, "spine": {"sw64": 16}}
+    assert link_counts(s) == {"node_leaf": (640, "dac400", 640), "leaf_spine": (768, "sr400", 1536)}
+    assert sol["totals"]["capex_usd"] == pytest.approx(10_487_000, abs=1e-6)
+    assert_bom_total(sol)
+
+
+def test_twin_port_module_carries_two_links(tmp_path):
+    """test_leaf_spine_two_tier with a twin-port module (2 links a module, 15 W, $800) as the only
+    50 m optic: 128 leaf-spine links have 256 ends, 256 / 2 = 128 modules.
+    IT watts = 160,000 + 3,000 + 128 + 128 x 15 = 165,048 W; facility 247,572 W.
+    capex = 1,600,000 + 60,000 + 12,800 + 102,400 + 1,000 + 247,572 = $2,023,772."""
+    twin = dict(SR, name="twin400", power_w=15, price_usd=800, links_per_module=2)
+    sol = design(tmp_path, tables(128, optics=(DAC, twin), topologies_allowed="leaf_spine"))
+    s = opened(sol)["s1"]
+    assert link_counts(s) == {"node_leaf": (128, "dac400", 128), "leaf_spine": (128, "twin400", 128)}
+    assert bom_lines(sol)[("s1", "optics", "twin400")] == (128, 102_400, 1_920)
+    assert sol["totals"]["capex_usd"] == pytest.approx(2_023_772, abs=1e-6)
+    assert_bom_total(sol)
+
+
+def test_multi_link_modules_round_up(tmp_path):
+    """Modules are whole items: 3 one-NIC nodes 10 m from their leaf (beyond the DAC) have 3 links,
+    6 link ends; a 4-link module covers them with ceil(6 / 4) = 2 items, not 1.5."""
+    node = dict(NODE, name="n1", gpus_per_node=1, nics_per_node=1)
+    quad = dict(SR, name="quad400", links_per_module=4)
+    sol = design(tmp_path, tables(3, node=node, optics=(DAC, quad), topologies_allowed="leaf_mesh",
+                                  cable_m_node_leaf=10))
+    s = opened(sol)["s1"]
+    assert link_counts(s) == {"node_leaf": (3, "quad400", 2)}
+    assert bom_lines(sol)[("s1", "optics", "quad400")][0] == 2
+
+
+def test_twin_port_modules_counted_per_switch(tmp_path):
+    """A twin-port module sits in one switch: a leaf with an odd number of uplinks needs one module
+    more than half of them. max_oversubscription 5 splits 64 ports 53 down / 11 up (53 <= 5 x 11);
+    6 nodes (48 endpoints) need 1 leaf with 11 uplinks and 1 spine (a divisor of 11 with 64 ports).
+    Leaf end: ceil(11 / 2) = 6 modules; spine end: ceil(11 / 2) = 6 modules; 12 in all (the 11 of
+    an aggregate 2 x 11 / 2 would leave one uplink of the leaf and one port of the spine unserved)."""
+    twin = dict(SR, name="twin400", power_w=15, price_usd=800, links_per_module=2)
+    sol = design(tmp_path, tables(48, optics=(DAC, twin), topologies_allowed="leaf_spine",
+                                  max_oversubscription=5))
+    s = opened(sol)["s1"]
+    assert tier_counts(s) == {"leaf": {"sw64": 1}, "spine": {"sw64": 1}}
+    leaf = next(t for t in s["tiers"] if t["tier"] == "leaf")
+    assert (leaf["down_ports"], leaf["up_ports"]) == (53, 11)
+    assert link_counts(s)["leaf_spine"] == (11, "twin400", 12)
+
+
+# --------------------------------------------------------------------------------------------------
+# Two sites, one route
+# --------------------------------------------------------------------------------------------------
+
+def two_sites(distance_km: float = 100, **project) -> dict:
+    """8 nodes (64 GPUs) wanted; two sites of 0.055 MW at PUE 1.25, one route with 40 km amplifier
+    spacing, $10 a fiber pair-km, zr400 (400G, 3 channels a pair), the two DCI routers.
+    A site with 4 nodes draws (40,000 + 500 leaf + 32 DACs + 1,000 router + 4 x 15 coherent) x 1.25
+    = 51,990 W <= 55,000 W; 5 nodes draw at least (50,000 + 500 + 40) x 1.25 = 63,175 W: so both
+    sites open, 4 nodes each (a single 64-port switch each)."""
+    sites = [site(n, power_mw=0.055, pue=1.25) for n in ("a", "b")]
+    route = dict(site_a="a", site_b="b", distance_km=distance_km, fiber_pairs=4, fiber_cost_usd_per_pair_km=10,
+                 amplifier_spacing_km=40)
+    return tables(64, sites=sites, routes=[route], switches=(SW64, SHALLOW, DEEP),
+                  topologies_allowed="leaf_mesh", **project)
+
+
+def test_two_sites_forced_by_power(tmp_path):
+    """100 km: dci_ratio 0.125 x 8 x 400G x 4 nodes = 1,600 Gb/s a site -> 4 wavelengths of 400G,
+    8 coherent ports; 3 channels a pair -> 2 fiber pairs; ceil(100 / 40) - 1 = 2 amplifiers a pair -> 4.
+    RTT = 2 x 4.9 us x 100 = 0.98 ms; BDP = 1,600 Gb/s x 0.98 ms / 8 = 196 MB a site.
+    Router ports: 3,200 Gb/s a router >= 2 x 1,600 -> 1 router; 196 MB of buffer takes 4 shallow
+    routers ($80,000) or 1 deep ($60,000): 1 deep.
+    Site capex = 400,000 + 10,000 + 3,200 + 60,000 + 4 x 5,000 + 1,000 + 51,990 = $546,190;
+    route = 2 pairs x 100 km x $10 + 4 x $10,000 = $42,000; capex = 2 x 546,190 + 42,000 = $1,134,380.
+    Amplifier power is on the route, not in a site's power: 2 x 0.05199 MW."""
+    sol = design(tmp_path, two_sites())
+    assert sol["status"] == "optimal"
+    sites = opened(sol)
+    assert sorted(sites) == ["a", "b"]
+    for s in sites.values():
+        assert (s["nodes"], s["topology"], s["fabric_tiers"]) == (4, "leaf_mesh", 1)
+        assert tier_counts(s) == {"leaf": {"sw64": 1}, "dci": {"r_deep": 1}}
+        assert s["power_mw"] == pytest.approx(0.05199, abs=1e-12)
+        assert s["capex_usd"] == pytest.approx(546_190, abs=1e-6)
+        assert s["dci_capacity_gbps"] == 1600 and s["dci_bdp_mb"] == pytest.approx(196)
+    [link] = sol["links"]
+    assert {k: link[k] for k in ("site_a", "site_b", "coherent_model", "wavelengths", "coherent_ports",
+                                 "fiber_pairs", "amplifiers", "capacity_gbps", "channels_per_pair")} == {
+        "site_a": "a", "site_b": "b", "coherent_model": "zr400", "wavelengths": 4, "coherent_ports": 8,
+        "fiber_pairs": 2, "amplifiers": 4, "capacity_gbps": 1600, "channels_per_pair": 3}
+    assert link["rtt_ms"] == pytest.approx(0.98, abs=1e-12)
+    totals = sol["totals"]
+    assert (totals["gpus"], totals["nodes"], totals["coherent_ports"], totals["sites_open"]) == (64, 8, 8, 2)
+    assert totals["capex_usd"] == pytest.approx(1_134_380, abs=1e-6)
+    assert totals["power_mw"] == pytest.approx(0.10398, abs=1e-12)
+    lines = bom_lines(sol)
+    assert lines[("a--b", "amplifiers", "amp")] == (4, 40_000, 400)
+    assert lines[("a--b", "fiber", "fiber pair-km (100 km)")][:2] == pytest.approx((200, 2_000))
+    assert lines[("a", "coherent", "zr400")] == (4, 20_000, 60)
+    assert lines[("b", "dci_routers", "r_deep")] == (1, 60_000, 1_000)
+    assert_bom_total(sol)
+
+
+def test_short_route_needs_no_deep_buffer(tmp_path):
+    """The same at 2 km: BDP = 1,600 x 0.0196 / 8 = 3.92 MB <= 50 MB: 1 shallow router a site;
+    ceil(2 / 40) - 1 = 0 amplifiers. Site IT = 40,000 + 500 + 32 + 500 + 60 = 41,092 W, facility
+    51,365 W; site capex = 400,000 + 10,000 + 3,200 + 20,000 + 20,000 + 1,000 + 51,365 = $505,565;
+    fiber 2 pairs x 2 km x $10 = $40; capex = $1,011,170."""
+    sol = design(tmp_path, two_sites(distance_km=2))
+    for s in opened(sol).values():
+        assert tier_counts(s)["dci"] == {"r_shallow": 1}
+        assert s["dci_bdp_mb"] == pytest.approx(3.92)
+    [link] = sol["links"]
+    assert (link["wavelengths"], link["fiber_pairs"], link["amplifiers"]) == (4, 2, 0)
+    assert sol["totals"]["capex_usd"] == pytest.approx(1_011_170, abs=1e-6)
+    assert_bom_total(sol)
+
+
+def test_dci_ratio_scales_the_inter_site_capacity(tmp_path):
+    """dci_ratio 0.25: 0.25 x 3,200 x 4 = 3,200 Gb/s -> 8 wavelengths, ceil(8 / 3) = 3 pairs, 6
+    amplifiers; BDP 3,200 x 0.98 / 8 = 392 MB; ports 2 x 3,200 -> 2 routers: deep + shallow
+    (4,050 MB, $80,000) beats 2 deep ($120,000) and 8 shallow ($160,000).
+    Site IT = 40,000 + 500 + 32 + 1,000 + 500 + 8 x 15 = 42,152 W, facility 52,690 W;
+    site capex = 400,000 + 10,000 + 3,200 + 80,000 + 40,000 + 1,000 + 52,690 = $586,890;
+    route = 3 x 100 x $10 + 6 x $10,000 = $63,000; capex = $1,236,780."""
+    sol = design(tmp_path, two_sites(dci_ratio=0.25))
+    for s in opened(sol).values():
+        assert tier_counts(s)["dci"] == {"r_deep": 1, "r_shallow": 1}
+        assert s["capex_usd"] == pytest.approx(586_890, abs=1e-6)
+    [link] = sol["links"]
+    assert (link["wavelengths"], link["coherent_ports"], link["fiber_pairs"], link["amplifiers"]) == (8, 16, 3, 6)
+    assert sol["totals"]["capex_usd"] == pytest.approx(1_236_780, abs=1e-6)
+    assert_bom_total(sol)
+
+
+def test_rtt_limit_forbids_the_second_site(tmp_path):
+    """max_site_rtt_ms 0.5 < 0.98 ms: the two sites may not both open, one holds 4 nodes only."""
+    with pytest.raises(Infeasible, match="max_site_rtt_ms 0.5"):
+        design(tmp_path, two_sites(max_site_rtt_ms=0.5))
+
+
+# --------------------------------------------------------------------------------------------------
+# Objective, limits, infeasibility
+# --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("project, topology, capex", [
+    # 12 nodes: the 2-tier leaf mesh is cheapest ($1,472,434, 1.48 us, see test_leaf_mesh_two_tier);
+    # rail-only (8 rail switches, no optics) is fastest at 1.43 us:
+    # capex = 1,200,000 + 80,000 + 9,600 + 1,000 + (120,000 + 4,000 + 96) x 1.5 = $1,476,744.
+    ({}, "leaf_mesh", 1_472_434),
+    ({"objective": "min_latency"}, "rail_only", 1_476_744),
+    ({"max_fabric_latency_us": 1.45}, "rail_only", 1_476_744),
+])
+def test_objective_and_latency_limit(tmp_path, project, topology, capex):
+    sol = design(tmp_path, tables(96, **project))
+    s = opened(sol)["s1"]
+    assert (s["nodes"], s["topology"]) == (12, topology)
+    assert sol["totals"]["capex_usd"] == pytest.approx(capex, abs=1e-6)
+    assert sol["status"] == "optimal"
+
+
+def test_energy_over_the_horizon_is_opex(tmp_path):
+    """horizon_years 2 adds 2 x 8,760 h x $50/MWh x 0.060798 MW = $53,259.048 of energy to the
+    objective of test_four_nodes_on_one_switch, outside the BOM and capex."""
+    sol = design(tmp_path, tables(32, horizon_years=2))
+    assert sol["totals"]["capex_usd"] == pytest.approx(474_998, abs=1e-6)
+    assert sol["totals"]["energy_usd"] == pytest.approx(53_259.048, abs=1e-6)
+    assert sol["objective_usd"] == pytest.approx(474_998 + 53_259.048, abs=1e-6)
+    assert_bom_total(sol)
+
+
+def test_budget_below_the_minimum_cost(tmp_path):
+    with pytest.raises(Infeasible) as caught:
+        design(tmp_path, tables(32, budget_usd=400_000))
+    assert caught.value.reason == "the minimum cost is $474,998, above budget_usd $400,000"
+
+
+def test_not_enough_power_for_the_gpus(tmp_path):
+    """0.1 MW at PUE 1.5 feeds 66,666 W: 6 nodes of 10 kW, 48 GPUs before the network."""
+    with pytest.raises(Infeasible, match="offer at most 48 GPUs within their power and space"):
+        design(tmp_path, tables(64, sites=[site("s1", power_mw=0.1)]))
+
+
+# --------------------------------------------------------------------------------------------------
+# Published reference designs (smoke: two rows; tests/test_published.py holds them all)
+# --------------------------------------------------------------------------------------------------
+
+REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "reference_designs.csv"
+
+
+@pytest.mark.skipif(not REFERENCE.is_file(), reason="shared/reference not present")
+@pytest.mark.parametrize("name", ["h100-1su", "b200-16su"])
+def test_reference_design_smoke(tmp_path, name):
+    row = next(r for r in csv.DictReader(REFERENCE.open()) if r["design"] == name)
+    catalog = load_catalog()
+    node_name = {"8": "DGX H100" if name.startswith("h100") else "DGX B200"}[row["gpus_per_node"]]
+    nodes = int(row["nodes"])
+    book = {
+        "project": {"gpus_required": nodes * int(row["gpus_per_node"]), "node_type": node_name,
+                    "topologies_allowed": row["topology"], "protocols_allowed": "infiniband",
+                    "max_oversubscription": 1},
+        "sites": [site("pod", power_mw=50, max_nodes=nodes, status="required")],
+        "switches": catalog["switches"].loc[[row["switch_model"]]],
+    }
+    sol = design(tmp_path, book, name)
+    s = opened(sol)["pod"]
+    counts = {t: sum(m.values()) for t, m in tier_counts(s).items()}
+    expected = {t: int(row[t]) for t in ("leaf", "spine", "core") if int(row[t])}
+    assert (s["nodes"], s["endpoints"], counts) == (nodes, int(row["endpoints"]), expected)
+    if row["links_per_tier"]:
+        assert {lk["tier"]: lk["count"] for lk in s["fabric_links"]} == {
+            t: int(row["links_per_tier"]) for t in ("node_leaf", "leaf_spine", "spine_core")[:s["fabric_tiers"]]}
