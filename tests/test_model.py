@@ -5,7 +5,7 @@ worked out by hand in the comments from these figures, not from the default cata
 
 - node ``n8``: 8 GPUs, 8 NICs x 400G, 1 plane, 10 kW, $100,000
 - switch ``sw64``: infiniband, 64 x 400G, 16 MB, 100 ns, 500 W, $10,000, leaf/spine/core
-- ``dac400``: 400G DAC, 3 m, 1 W, $100 a cable; ``sr400``: 400G transceiver, 100 m, 10 W, $500
+- ``dac400``: 400G DAC, 3 m, 1 W, $100 a cable; ``sr400``: 400G transceiver, 500 m, 10 W, $500
 - protocol ``infiniband``: 500 ns per NIC, efficiency 0.9
 - every site: PUE 1.5, $1,000 fixed, $1,000,000 per MW of facility power
   (so the power line of the BOM is IT watts x 1.5 in dollars)
@@ -33,7 +33,7 @@ NODE = dict(name="n8", gpus_per_node=8, nics_per_node=8, nic_gbps=400, planes=1,
 SW64 = dict(model="sw64", family="infiniband", port_modes="64x400", buffer_mb=16, latency_ns=100,
             power_w=500, price_usd=10_000, roles="leaf,spine,core", **SRC)
 DAC = dict(name="dac400", gbps=400, kind="dac", reach_m=3, power_w=1, price_usd=100, links_per_module=1, **SRC)
-SR = dict(name="sr400", gbps=400, kind="transceiver", reach_m=100, power_w=10, price_usd=500,
+SR = dict(name="sr400", gbps=400, kind="transceiver", reach_m=500, power_w=10, price_usd=500,
           links_per_module=1, **SRC)
 IB = dict(name="infiniband", switch_family="infiniband", nic_latency_ns=500, efficiency=0.9, lossless=True,
           jitter_rank=1, **SRC)
