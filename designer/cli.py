@@ -38,6 +38,26 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("path")
     t.add_argument("--debug", action="store_true", help="show a traceback on errors")
 
+    r = sub.add_parser("report", help="regenerate report.html and report.md from DIR/design.json")
+    r.add_argument("folder", help="output folder of a `designer solve` run")
+    r.add_argument("--debug", action="store_true", help="show a traceback on errors")
+
+    w = sub.add_parser("sweep", help="solve a grid of scenarios in parallel; sweep.csv, sweep.xlsx, pareto.png")
+    w.add_argument("workbook", help="planner workbook (.xlsx)")
+    w.add_argument("--vary", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="a project key (budget_usd, gpus_required, max_fabric_latency_us, dci_ratio, ...) or a site "
+                   "field (sites.NAME.power_mw) and its values; repeat for a grid")
+    w.add_argument("-o", "--output", help="output folder (default: reports/<workbook stem>-sweep/)")
+    w.add_argument("--workers", type=int, help="parallel processes (default: CPUs, at most the scenarios)")
+    w.add_argument("--dask", metavar="ADDRESS", help="run on an existing dask.distributed scheduler, e.g. "
+                   "tcp://scheduler:8786")
+    w.add_argument("--time-limit", type=float, help="HiGHS time limit per scenario in seconds")
+    w.add_argument("--mip-gap", type=float, default=1e-4, help="relative MIP gap to prove (default 1e-4)")
+    w.add_argument("--threads", type=int, default=1, help="HiGHS threads per scenario (default 1)")
+    w.add_argument("--no-diagnose", action="store_true", help="skip the elastic diagnosis of infeasible scenarios")
+    w.add_argument("--quiet", action="store_true", help="no progress bar")
+    w.add_argument("--debug", action="store_true", help="show a traceback on errors")
+
     c = sub.add_parser("catalog", help="list the default equipment catalog")
     c.add_argument("table", nargs="?", help="one table: node_types, switches, optics, coherent, amplifiers, "
                    "protocols")
@@ -74,6 +94,11 @@ def report_error(exc: Exception, debug: bool) -> int:
         return EXIT_INPUT
     if isinstance(exc, Infeasible):
         print(f"infeasible: {exc.reason}", file=sys.stderr)
+        diagnosis = exc.details.get("diagnosis") or {}
+        if diagnosis.get("changes"):
+            print("to make a design possible:", file=sys.stderr)
+        for line in [c["message"] for c in diagnosis.get("changes", [])] + diagnosis.get("notes", []):
+            print(f"  {line}", file=sys.stderr)
         return EXIT_INFEASIBLE
     if isinstance(exc, NoSolution):
         print(f"no solution: {exc}", file=sys.stderr)
@@ -83,7 +108,10 @@ def report_error(exc: Exception, debug: bool) -> int:
 
 
 def cmd_solve(args) -> int:
+    from designer.diagnose import infeasible_solution, write_infeasible
+    from designer.errors import Infeasible
     from designer.export import write_outputs
+    from designer.report import write_reports
     from designer.solve import SolveOptions, solve
     from designer.summary import summary_lines
     from designer.workbook import load_inputs
@@ -93,14 +121,37 @@ def cmd_solve(args) -> int:
     say(f"reading {workbook}")
     inputs = load_inputs(workbook)
     options = SolveOptions(time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads, progress=say)
-    solution = solve(inputs, options)
     out = Path(args.output) if args.output else REPORTS / workbook.stem
-    files = write_outputs(solution, out)
+    try:
+        solution = solve(inputs, options)
+    except Infeasible as exc:  # design.json with the diagnosis, and the report; exit 3 via report_error
+        files = write_infeasible(out, infeasible_solution(inputs, exc, options))
+        print(f"wrote {', '.join(f.name for f in files)} to {out}", file=sys.stderr)
+        raise
+
+    def extra(stage, solution):
+        write_reports(stage, solution)
+
+    files = write_outputs(solution, out, extra=extra)
     if not args.quiet:
         for line in summary_lines(solution):
             print(line)
         print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return EXIT_OK
+
+
+def cmd_report(args) -> int:
+    from designer.report import regenerate
+
+    files = regenerate(args.folder)
+    print(f"wrote {', '.join(f.name for f in files)} to {args.folder}")
+    return EXIT_OK
+
+
+def cmd_sweep(args) -> int:
+    from designer.sweep import cli_sweep
+
+    return cli_sweep(args, REPORTS)
 
 
 def cmd_validate(args) -> int:
@@ -141,7 +192,8 @@ def cmd_catalog(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"solve": cmd_solve, "validate": cmd_validate, "template": cmd_template, "catalog": cmd_catalog}
+COMMANDS = {"solve": cmd_solve, "validate": cmd_validate, "template": cmd_template, "catalog": cmd_catalog,
+            "report": cmd_report, "sweep": cmd_sweep}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -187,9 +187,10 @@ def map_figure(solution: dict):
         if s["open"]:
             ax.scatter([x], [y], s=60 + 400 * s["gpus"] / max_gpus, color="#C44E52", edgecolor="black", zorder=3)
         else:
-            marker = "x" if s["status"] == "excluded" else "o"
-            ax.scatter([x], [y], s=60, facecolor="white" if marker == "o" else "#555", edgecolor="#555",
-                       marker=marker, zorder=3)
+            if s["status"] == "excluded":
+                ax.scatter([x], [y], s=60, color="#555", marker="x", zorder=3)
+            else:
+                ax.scatter([x], [y], s=60, facecolor="white", edgecolor="#555", zorder=3)
         label = f"{s['name']}\n{s['gpus']:,} GPUs" if s["open"] else f"{s['name']} ({s['status']}, closed)" \
             if s["status"] == "excluded" else f"{s['name']} (closed)"
         texts.append(ax.annotate(label, (x, y), xytext=(7, 7), textcoords="offset points", fontsize=8, zorder=6,
@@ -202,6 +203,8 @@ def map_figure(solution: dict):
     if schematic:
         ax.set_xticks([])
         ax.set_yticks([])
+        for spine in ax.spines.values():
+            spine.set_visible(False)
         ax.set_title("sites and routes (schematic: no lat/lon in the workbook)")
     else:
         mean_lat = sum(ys) / len(ys)

@@ -10,6 +10,7 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
+from designer.diagnose import with_diagnosis
 from designer.errors import Infeasible, NoSolution
 from designer.extract import extract
 from models import workload as wl
@@ -24,6 +25,7 @@ class SolveOptions:
     mip_gap: float = 1e-4
     threads: int | None = None
     progress: object = None  # callable(str) for progress lines, or None
+    diagnose: bool = True  # on infeasibility, say what to change (designer.diagnose: an elastic model)
 
 
 @dataclass
@@ -118,11 +120,13 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     data = prepare_data(inputs)
     say(f"{len(data.modes)} fabric modes kept of {data.modeset.summary()['enumerated']} enumerated")
     if not data.modes:
-        raise Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()})
+        raise with_diagnosis(Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()}), inputs, data, options)
     if data.workload is not None and not any(t <= data.workload["t_max_s"] for t in data.intra_s.values()):
         fastest = min(data.intra_s.values())
-        raise Infeasible(f"no fabric mode meets the workload's max_comm_fraction at any site: the fastest intra-site "
-                         f"all-reduce takes {fastest:.2f} s, the limit allows {data.workload['t_max_s']:.2f} s per step")
+        raise with_diagnosis(Infeasible(
+            f"no fabric mode meets the workload's max_comm_fraction at any site: the fastest intra-site "
+            f"all-reduce takes {fastest:.2f} s, the limit allows {data.workload['t_max_s']:.2f} s per step"),
+            inputs, data, options)
     model = build_model(data)
     build_s = time.perf_counter() - t0
     say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints ({build_s:.1f} s)")
@@ -133,25 +137,26 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
         first = run_highs(model, options)
         outcomes.append(first)
         if first.status != "optimal":
-            handle_failure(inputs, data, first)
+            handle_failure(inputs, data, first, options)
         cap_latency(model, pyo.value(model.worst_latency))
     set_objective(model, "cost")
     say("solving: cost")
     outcome = run_highs(model, options)
     outcomes.append(outcome)
     if outcome.status in ("infeasible", "no_solution"):
-        handle_failure(inputs, data, outcome)
+        handle_failure(inputs, data, outcome, options)
     if len(outcomes) == 2 and outcomes[0].status != "optimal":
         outcome.status = "feasible"
     say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'}")
     return extract(model, data, outcome, options, seconds=sum(o.seconds for o in outcomes))
 
 
-def handle_failure(inputs, data: ModelData, outcome: Outcome) -> None:
+def handle_failure(inputs, data: ModelData, outcome: Outcome, options: SolveOptions | None = None) -> None:
     if outcome.status == "no_solution":
         raise NoSolution(f"HiGHS found no design within the limits ({outcome.termination}); "
                          "raise --time-limit or simplify the workbook")
-    raise Infeasible(infeasible_reason(inputs, data), {"termination": outcome.termination})
+    raise with_diagnosis(Infeasible(infeasible_reason(inputs, data), {"termination": outcome.termination}),
+                         inputs, data, options)
 
 
 def no_mode_reason(data: ModelData) -> str:

@@ -1,0 +1,308 @@
+"""Why a workbook is infeasible, in planner terms: which knob to change and by how much.
+
+``diagnose(inputs, reason)`` returns a dict (design.json ``diagnosis``):
+``{reason, method, changes: [{knob, scope, current, needed, change, unit, message}], messages, notes, seconds}``.
+
+- Limits applied before the model (fabric modes filtered by ``max_fabric_latency_us``, the workload's
+  ``max_comm_fraction``) are answered from the mode enumeration with the limit lifted: the fastest fabric.
+- Otherwise an elastic model (models.elastic) is solved: first with budget, per-site power, per-site
+  space and the GPU demand relaxed; when that is not enough (or still drops GPUs), with the latency and
+  RTT limits lifted into penalties as well. Its non-zero slacks are the changes to make.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from designer.statistics import money
+
+TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6}
+
+
+def _mw(x: float) -> str:
+    return f"{x:,.1f}" if x >= 1 else f"{x:,.2f}"
+
+
+def _up(x: float, step: float) -> float:
+    """x rounded up to a multiple of step (a change that is shown must be enough)."""
+    return math.ceil(x / step - 1e-9) * step
+
+
+def _mode_words(mode) -> str:
+    speeds = "/".join(f"{g}G" for g in dict.fromkeys(x for x in (mode.g0, mode.g1, mode.g2) if x))
+    return f"{mode.topology}, {mode.protocol}, {speeds}"
+
+
+def change(knob, scope, current, needed, unit, message) -> dict:
+    delta = None if current is None or needed is None else needed - current
+    return {"knob": knob, "scope": scope, "current": current, "needed": needed, "change": delta, "unit": unit,
+            "message": message}
+
+
+def diagnose(inputs, reason: str = "", data=None, options=None) -> dict:
+    """The diagnosis of an infeasible workbook (see the module docstring)."""
+    start = time.perf_counter()
+    say = (getattr(options, "progress", None) if options is not None else None) or (lambda _m: None)
+    out = {"reason": reason, "method": None, "changes": [], "notes": []}
+    pre = _before_model(inputs, data)
+    if pre is not None:
+        out.update(pre)
+    else:
+        # The RTT limit only removes routes, so lifting it costs little; lifting the latency limit brings
+        # back every fabric mode it filtered (a larger model): only when the first model is not enough.
+        say("diagnosing: elastic model (budget, power, space, demand, RTT)")
+        found = _elastic(inputs, lift=("max_site_rtt_ms",), options=options)
+        if (found is None or found["slacks"]["demand_gpus"] > 0.5) and \
+                inputs.project.get("max_fabric_latency_us") is not None:
+            say("diagnosing: elastic model with the latency limit lifted as well")
+            second = _elastic(inputs, lift=("max_fabric_latency_us", "max_site_rtt_ms"), options=options)
+            if second is not None:
+                found = second
+        if found is None:
+            out["method"] = "elastic"
+            out["notes"].append("no change to the budget, site power, site space, GPU demand, fabric latency or "
+                                "RTT limits alone makes a design possible: the cause is elsewhere (sites to open, "
+                                "routes, fiber, reach, the workload limit)")
+        else:
+            out["method"] = "elastic"
+            out["changes"] = _changes(inputs, found)
+            out["notes"] += found["notes"]
+    out["messages"] = [c["message"] for c in out["changes"]] or ([out["reason"]] if out["reason"] else [])
+    out["seconds"] = round(time.perf_counter() - start, 3)
+    return out
+
+
+# --- limits applied before the model --------------------------------------------------------------
+
+def _before_model(inputs, data) -> dict | None:
+    """A diagnosis when no fabric mode survives the filters, or none meets the workload limit."""
+    from models.modes import enumerate_modes
+
+    project = inputs.project
+    modeset = data.modeset if data is not None else enumerate_modes(inputs)
+    if not modeset.modes:
+        limit = project.get("max_fabric_latency_us")
+        if limit is not None and modeset.filtered.get("latency above max_fabric_latency_us"):
+            lifted = enumerate_modes(_with(inputs, max_fabric_latency_us=None))
+            if lifted.modes:
+                fastest = min(lifted.modes, key=lambda m: (m.latency_us, m.oversubscription))
+                msg = (f"no fabric mode meets max_fabric_latency_us {limit:g}: the fastest is "
+                       f"{fastest.latency_us:.2f} us ({_mode_words(fastest)}); raise max_fabric_latency_us to "
+                       f"{_up(fastest.latency_us, 0.01):.2f}")
+                parts = ", ".join(f"{k} {v:.2f}" for k, v in fastest.latency_breakdown_us.items() if v)
+                return {"method": "mode_filter", "changes": [change(
+                    "max_fabric_latency_us", "project", float(limit), _up(fastest.latency_us, 0.01), "us", msg)],
+                    "notes": [f"fastest mode {fastest.id}: {parts} us"]}
+        top = ", ".join(f"{r} ({n})" for r, n in modeset.filtered.most_common(3))
+        return {"method": "mode_filter", "changes": [],
+                "notes": [f"every fabric mode was filtered out before solving: {top}"]}
+    if inputs.workload and data is not None and data.workload is not None and data.intra_s:
+        params = data.workload
+        if not any(t <= params["t_max_s"] for t in data.intra_s.values()):
+            return _workload_change(inputs, params, min(data.intra_s.values()))
+    return None
+
+
+def _workload_change(inputs, params, fastest_s: float) -> dict:
+    compute = params["step_compute_s"]
+    accum = params["grad_accum_steps"]
+    frac = params["max_comm_fraction"]
+    need_frac = fastest_s / (accum * compute + fastest_s)
+    need_accum = math.ceil(fastest_s * (1 - frac) / (frac * compute) - 1e-9)
+    changes = [
+        change("max_comm_fraction", "workload", frac, _up(need_frac, 0.001), "",
+               f"no fabric mode meets the workload's max_comm_fraction {frac:g}: the fastest all-reduce inside one "
+               f"site takes {fastest_s * 1e3:,.0f} ms per step; raise max_comm_fraction to {_up(need_frac, 0.001):.3f}"),
+        change("grad_accum_steps", "workload", accum, need_accum, "",
+               f"or raise grad_accum_steps from {accum} to {need_accum} (fewer synchronisations per sample)"),
+    ]
+    return {"method": "workload", "changes": changes, "notes": []}
+
+
+def _with(inputs, **project):
+    from dataclasses import replace
+
+    return replace(inputs, project={**inputs.project, **project})
+
+
+# --- elastic model --------------------------------------------------------------------------------
+
+def _elastic(inputs, lift: tuple[str, ...], options) -> dict | None:
+    """Solve the elastic model; None when even it has no solution."""
+    from designer.solve import SolveOptions, prepare_data, run_highs
+    from models.elastic import Limits, add_elastic, loosen, read_slacks
+    from models.network import build_model
+
+    limits = Limits.of(inputs, lift)
+    loose = loosen(inputs, lift)
+    data = prepare_data(loose)
+    if not data.modes:
+        return None
+    if data.workload is not None and not any(t <= data.workload["t_max_s"] for t in data.intra_s.values()):
+        return None
+    model = build_model(data)
+    add_elastic(model, data, limits)
+    time_limit = getattr(options, "time_limit", None) or 120.0
+    threads = getattr(options, "threads", None)
+    outcome = run_highs(model, SolveOptions(time_limit=time_limit, mip_gap=1e-4, threads=threads))
+    if outcome.status not in ("optimal", "feasible"):
+        return None
+    slacks = read_slacks(model, limits)
+    notes = []
+    if outcome.status == "feasible":
+        notes.append(f"the elastic model stopped at its time limit ({time_limit:g} s): the changes below are enough "
+                     "but may not be the smallest")
+    return {"slacks": slacks, "data": data, "model": model, "limits": limits, "lifted": limits.lifted,
+            "status": outcome.status, "notes": notes}
+
+
+def _changes(inputs, found: dict) -> list[dict]:
+    """Planner-level changes from the elastic slacks, biggest lever first."""
+    s = found["slacks"]
+    limits = found["limits"]
+    data = found["data"]
+    project = inputs.project
+    gpn = int(data.node["gpus_per_node"])
+    out = []
+    if s["budget_musd"] * 1e6 > TOL["budget"] * max(limits.budget_usd or 0, 1):
+        extra = s["budget_musd"] * 1e6
+        needed = _up(limits.budget_usd + extra, 1e4)
+        out.append(change("budget_usd", "project", float(limits.budget_usd), needed, "USD",
+                          f"raise budget_usd by {money(needed - limits.budget_usd)} (to {money(needed)})"))
+    for site, slack in s["power_mw"].items():
+        if slack > TOL["power"]:
+            cap = limits.power_mw[site]
+            more = _up(slack, 0.1 if slack >= 1 else 0.01)
+            out.append(change("power_mw", f"sites.{site}", cap, cap + more, "MW",
+                              f"site {site} needs {_mw(more)} MW more (power_mw {cap:g} -> {cap + more:g})"))
+    for site, slack in s["space_nodes"].items():
+        if slack > TOL["space"]:
+            cap = limits.max_nodes[site]
+            more = math.ceil(slack - 1e-6)
+            out.append(change("max_nodes", f"sites.{site}", cap, cap + more, "nodes",
+                              f"site {site} needs space for {more:,} more nodes ({more * gpn:,} GPUs): "
+                              f"max_nodes {cap:,} -> {cap + more:,}"))
+    if s["latency_us"] > TOL["latency"]:
+        cap = float(limits.max_fabric_latency_us)
+        worst_site = max(s["modes"], key=lambda k: data.modes[s["modes"][k]].latency_us)
+        mode = data.modes[s["modes"][worst_site]]
+        needed = _up(mode.latency_us, 0.01)
+        out.append(change("max_fabric_latency_us", "project", cap, needed, "us",
+                          f"no fabric within max_fabric_latency_us {cap:g} holds the design: the fastest that does "
+                          f"is {mode.latency_us:.2f} us ({_mode_words(mode)} at {worst_site}); raise "
+                          f"max_fabric_latency_us to {needed:.2f}"))
+    rtt = _rtt_needed(found)
+    if rtt is not None:
+        cap = float(limits.max_site_rtt_ms)
+        pair, value = rtt
+        needed = _up(value, 0.01)
+        out.append(change("max_site_rtt_ms", "project", cap, needed, "ms",
+                          f"sites {pair[0]} and {pair[1]} are {value:.3f} ms apart (RTT over the routes used), above "
+                          f"max_site_rtt_ms {cap:g}: raise it to {needed:.2f}"))
+    if s["demand_gpus"] > 0.5:
+        short = math.ceil(s["demand_gpus"] - 1e-6)
+        held = limits.gpus_required - short
+        held -= held % gpn
+        out.append(change("gpus_required", "project", limits.gpus_required, held, "GPUs",
+                          f"even so the candidate sites hold at most {held:,} GPUs (topology size, sites and routes): "
+                          f"lower gpus_required by {limits.gpus_required - held:,} (to {held:,}) or add candidate "
+                          "sites"))
+    if out:
+        opened = ", ".join(f"{k} ({int(round(found['slacks']['nodes'][k])) * gpn:,} GPUs)" for k in s["opened"])
+        found["notes"].append(f"with these changes the cheapest design costs {money(s['cost_usd'])} and opens "
+                              f"{opened}")
+    return out
+
+
+def _rtt_needed(found: dict):
+    """The largest RTT between two opened sites over the routes the elastic design uses, when it is above
+    max_site_rtt_ms (the limit lifted); None otherwise."""
+    import networkx as nx
+
+    limits = found["limits"]
+    if "max_site_rtt_ms" not in limits.lifted:
+        return None
+    model = found["model"]
+    s = found["slacks"]
+    graph = nx.Graph()
+    graph.add_nodes_from(s["opened"])
+    for r in s["used_routes"]:
+        route = model.route[r]
+        graph.add_edge(route.a, route.b, rtt=route.rtt_ms)
+    worst = None
+    lengths = dict(nx.all_pairs_dijkstra_path_length(graph, weight="rtt"))
+    for a in s["opened"]:
+        for b in s["opened"]:
+            if a < b and b in lengths.get(a, {}):
+                if worst is None or lengths[a][b] > worst[1]:
+                    worst = ((a, b), lengths[a][b])
+    if worst is None or worst[1] <= float(limits.max_site_rtt_ms) + 1e-9:
+        return None
+    return worst
+
+
+# --- the hook solve() calls, and the infeasible design.json ---------------------------------------
+
+def with_diagnosis(exc, inputs, data=None, options=None):
+    """``exc`` (an Infeasible) with ``details["diagnosis"]`` filled in, unless options.diagnose is False.
+    A failing diagnosis is recorded, never raised: the infeasibility is the answer either way."""
+    if options is not None and not getattr(options, "diagnose", True):
+        return exc
+    try:
+        exc.details["diagnosis"] = diagnose(inputs, exc.reason, data=data, options=options)
+    except Exception as err:  # noqa: BLE001
+        exc.details["diagnosis"] = {"reason": exc.reason, "method": None, "changes": [], "messages": [exc.reason],
+                                    "notes": [f"the diagnosis failed: {type(err).__name__}: {err}"]}
+    if data is not None and "modes" not in exc.details and getattr(data, "modeset", None) is not None:
+        exc.details["modes"] = data.modeset.summary()
+    return exc
+
+
+def infeasible_solution(inputs, exc, options=None) -> dict:
+    """The design.json of an infeasible workbook: status, reason, diagnosis, modes, inputs echo, versions."""
+    import designer
+    import highspy
+
+    from designer.extract import SCHEMA_VERSION, inputs_echo, pyomo_version
+
+    diagnosis = exc.details.get("diagnosis")
+    return {
+        "schema_version": SCHEMA_VERSION, "name": inputs.name, "status": "infeasible", "reason": exc.reason,
+        "diagnosis": diagnosis, "mip_gap": None, "solve_seconds": None,
+        "objective": inputs.project.get("objective") or "min_cost", "objective_usd": None,
+        "totals": {"gpus": 0, "nodes": 0, "capex_usd": 0.0, "power_mw": 0.0, "coherent_ports": 0, "energy_usd": 0.0,
+                   "sites_open": 0},
+        "sites": [], "links": [], "bom": [], "constraints": [], "workload": None,
+        "modes": exc.details.get("modes"), "notes": [],
+        "solver": {"name": "highs", "pyomo_version": pyomo_version(),
+                   "version": f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}",
+                   "designer_version": designer.__version__, "threads": getattr(options, "threads", None),
+                   "time_limit": getattr(options, "time_limit", None),
+                   "mip_gap_target": getattr(options, "mip_gap", None),
+                   "termination": exc.details.get("termination"), "bound_usd": None},
+        "inputs": inputs_echo(inputs),
+    }
+
+
+STALE = ("bom.csv", "design.xlsx")
+
+
+def write_infeasible(out_dir, solution: dict, extra=None) -> list:
+    """design.json and the reports of an infeasible workbook, written atomically; the solved-design files
+    a previous run left there (bom.csv, design.xlsx) are removed so the folder does not mix two runs."""
+    from pathlib import Path
+
+    from designer.export import atomic_dir, write_json
+    from designer.report import write_reports
+
+    out_dir = Path(out_dir)
+    with atomic_dir(out_dir) as stage:
+        write_json(solution, stage / "design.json")
+        write_reports(stage, solution)
+        if extra is not None:
+            extra(stage, solution)
+        names = sorted(p.name for p in stage.iterdir())
+    for name in STALE:
+        (out_dir / name).unlink(missing_ok=True)
+    return [out_dir / n for n in names]
