@@ -16,6 +16,7 @@ spine-core 150 m (only the transceiver reaches: two modules a link).
 
 from __future__ import annotations
 
+import copy
 import csv
 from collections import defaultdict
 from pathlib import Path
@@ -64,7 +65,7 @@ def tables(gpus: int, node=NODE, sites=None, routes=None, switches=(SW64,), opti
     }
     if routes:
         book["routes"] = routes
-    return book
+    return copy.deepcopy(book)  # callers may edit it; the module's catalog rows stay as they are
 
 
 def design(tmp_path, book: dict, name: str = "plan") -> dict:
