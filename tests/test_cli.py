@@ -1,7 +1,7 @@
 """The ``designer`` command end to end: examples, the output contract, exit codes, input errors.
 
 The example workbooks are solved once each, in subprocesses started when this module begins (so
-they run while the quicker tests below do); the output contract is DESIGN.md section 5.
+the quicker tests run meanwhile; the example tests come last); the output contract is DESIGN.md section 5.
 """
 
 from __future__ import annotations
@@ -151,64 +151,6 @@ def check_contract(design: dict) -> None:
     assert totals["power_mw"] == pytest.approx(sum(s["power_mw"] for s in design["sites"]))
     if design["status"] == "optimal":
         assert design["mip_gap"] is not None and design["mip_gap"] <= design["solver"]["mip_gap_target"] + 1e-12
-
-
-EXAMPLE_STEMS = [p.stem for p in EXAMPLES]
-
-
-def test_examples_are_there():
-    assert {"default", "superpod-h100", "scale-across"} <= set(EXAMPLE_STEMS)
-    assert cli.DEFAULT_WORKBOOK == ROOT / "data" / "examples" / "default.xlsx"
-
-
-@pytest.mark.parametrize("stem", EXAMPLE_STEMS)
-def test_example_solves_and_meets_the_contract(examples, stem):
-    design, out = solved(examples, stem)
-    result = examples.get(stem)
-    assert design["status"] in ("optimal", "feasible")
-    check_contract(design)
-    gpus_required = design["inputs"]["project"]["gpus_required"]
-    assert design["totals"]["gpus"] >= gpus_required
-    assert f"design {design['name']}: {design['status']}" in result.stdout
-    assert f"to {out}" in result.stdout
-    assert "Traceback" not in result.stderr
-
-
-@pytest.mark.parametrize("stem", EXAMPLE_STEMS)
-def test_example_bom_csv_and_workbook(examples, stem):
-    design, out = solved(examples, stem)
-    with (out / "bom.csv").open(newline="") as f:
-        reader = csv.DictReader(f)
-        assert reader.fieldnames == list(BOM)
-        rows = list(reader)
-    assert len(rows) == len(design["bom"])
-    assert sum(float(r["extended_usd"]) for r in rows) == pytest.approx(design["totals"]["capex_usd"], rel=1e-9)
-    book = openpyxl.load_workbook(out / "design.xlsx", read_only=True)
-    names = book.sheetnames
-    assert [n for n in names if n in SHEETS] == SHEETS, names
-    bom = list(book["bom"].iter_rows(values_only=True))
-    column = bom[0].index("extended_usd")
-    assert sum(r[column] for r in bom[1:]) == pytest.approx(design["totals"]["capex_usd"], rel=1e-9)
-    summary = {k: v for k, v in book["summary"].iter_rows(min_row=2, values_only=True)}
-    assert summary["status"] == design["status"]
-
-
-def test_example_superpod_h100_matches_the_reference(examples):
-    """DGX SuperPOD H100 4 SU: 127 nodes -> 32 leaf and 16 spine QM9700."""
-    design, _ = solved(examples, "superpod-h100")
-    assert design["status"] == "optimal"
-    [s] = [s for s in design["sites"] if s["open"]]
-    assert (s["nodes"], s["topology"]) == (127, "rail_optimized")
-    assert {t["tier"]: (t["model"], t["count"]) for t in s["tiers"]} == {
-        "leaf": ("QM9700", 32), "spine": ("QM9700", 16)}
-
-
-def test_example_default_is_multi_site(examples):
-    """The embedded default: more than one site by power, coherent links between them, the workload estimate."""
-    design, _ = solved(examples, "default")
-    assert design["totals"]["sites_open"] >= 2 and design["links"]
-    assert design["workload"] is not None and design["workload"]["comm_fraction"] <= design["workload"]["limit"]
-    assert design["totals"]["gpus"] >= 50_000
 
 
 # --------------------------------------------------------------------------------------------------
@@ -447,3 +389,65 @@ def test_catalog_prints_the_tables(capsys):
     assert "# switches" in out and "# optics" not in out and "QM9700" in out
     assert cli.main(["catalog", "routers"]) == cli.EXIT_INPUT
     assert "no catalog table 'routers'" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# The examples (last, so that the tests above run while the solves started with this module go on)
+# --------------------------------------------------------------------------------------------------
+
+EXAMPLE_STEMS = [p.stem for p in EXAMPLES]
+
+
+def test_examples_are_there():
+    assert {"default", "superpod-h100", "scale-across"} <= set(EXAMPLE_STEMS)
+    assert cli.DEFAULT_WORKBOOK == ROOT / "data" / "examples" / "default.xlsx"
+
+
+@pytest.mark.parametrize("stem", EXAMPLE_STEMS)
+def test_example_solves_and_meets_the_contract(examples, stem):
+    design, out = solved(examples, stem)
+    result = examples.get(stem)
+    assert design["status"] in ("optimal", "feasible")
+    check_contract(design)
+    gpus_required = design["inputs"]["project"]["gpus_required"]
+    assert design["totals"]["gpus"] >= gpus_required
+    assert f"design {design['name']}: {design['status']}" in result.stdout
+    assert f"to {out}" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("stem", EXAMPLE_STEMS)
+def test_example_bom_csv_and_workbook(examples, stem):
+    design, out = solved(examples, stem)
+    with (out / "bom.csv").open(newline="") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == list(BOM)
+        rows = list(reader)
+    assert len(rows) == len(design["bom"])
+    assert sum(float(r["extended_usd"]) for r in rows) == pytest.approx(design["totals"]["capex_usd"], rel=1e-9)
+    book = openpyxl.load_workbook(out / "design.xlsx", read_only=True)
+    names = book.sheetnames
+    assert [n for n in names if n in SHEETS] == SHEETS, names
+    bom = list(book["bom"].iter_rows(values_only=True))
+    column = bom[0].index("extended_usd")
+    assert sum(r[column] for r in bom[1:]) == pytest.approx(design["totals"]["capex_usd"], rel=1e-9)
+    summary = {k: v for k, v in book["summary"].iter_rows(min_row=2, values_only=True)}
+    assert summary["status"] == design["status"]
+
+
+def test_example_superpod_h100_matches_the_reference(examples):
+    """DGX SuperPOD H100 4 SU: 127 nodes -> 32 leaf and 16 spine QM9700."""
+    design, _ = solved(examples, "superpod-h100")
+    assert design["status"] == "optimal"
+    [s] = [s for s in design["sites"] if s["open"]]
+    assert (s["nodes"], s["topology"]) == (127, "rail_optimized")
+    assert {t["tier"]: (t["model"], t["count"]) for t in s["tiers"]} == {
+        "leaf": ("QM9700", 32), "spine": ("QM9700", 16)}
+
+
+def test_example_default_is_multi_site(examples):
+    """The embedded default: more than one site by power, coherent links between them, the workload estimate."""
+    design, _ = solved(examples, "default")
+    assert design["totals"]["sites_open"] >= 2 and design["links"]
+    assert design["workload"] is not None and design["workload"]["comm_fraction"] <= design["workload"]["limit"]
+    assert design["totals"]["gpus"] >= 50_000
