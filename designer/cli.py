@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_NO_SOLUTION = 0, 1, 2, 3, 4
@@ -28,6 +29,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--mip-gap", type=float, default=1e-4, help="relative MIP gap to prove (default 1e-4)")
     s.add_argument("--threads", type=int, help="HiGHS threads")
     s.add_argument("--quiet", action="store_true", help="print only errors")
+    s.add_argument("--export-model", metavar="PATH", help="also write the exact model (.mps or .lp, symbolic "
+                   "names) so it can be re-solved with plain HiGHS")
+    s.add_argument("--timings", action="store_true", help="print the time of each phase")
     s.add_argument("--debug", action="store_true", help="show a traceback on errors")
 
     v = sub.add_parser("validate", help="check a workbook without solving")
@@ -119,8 +123,11 @@ def cmd_solve(args) -> int:
     workbook = Path(args.workbook) if args.workbook else DEFAULT_WORKBOOK
     say = (lambda _m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
     say(f"reading {workbook}")
+    start = time.perf_counter()
     inputs = load_inputs(workbook)
-    options = SolveOptions(time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads, progress=say)
+    read_s = time.perf_counter() - start
+    options = SolveOptions(time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads, progress=say,
+                           export_model=args.export_model)
     out = Path(args.output) if args.output else REPORTS / workbook.stem
     try:
         solution = solve(inputs, options)
@@ -132,7 +139,13 @@ def cmd_solve(args) -> int:
     def extra(stage, solution):
         write_reports(stage, solution)
 
+    solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {})}
+    start = time.perf_counter()
     files = write_outputs(solution, out, extra=extra)
+    solution["timings"]["write_s"] = time.perf_counter() - start
+    if args.timings:
+        for phase, seconds in solution["timings"].items():
+            print(f"  {phase:<16}{seconds:9.3f}", file=sys.stderr)
     if not args.quiet:
         for line in summary_lines(solution):
             print(line)

@@ -15,8 +15,9 @@ from designer.errors import Infeasible, NoSolution
 from designer.extract import extract
 from models import workload as wl
 from models.intersite import prepare
+from models.dominance import prune
 from models.modes import enumerate_modes
-from models.network import ModelData, build_model, cap_latency, multiplier, set_objective, site_list
+from models.network import COST_SCALE, ModelData, build_model, cap_latency, multiplier, set_objective, site_list
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class SolveOptions:
     mip_gap: float = 1e-4
     threads: int | None = None
     progress: object = None  # callable(str) for progress lines, or None
+    export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
     diagnose: bool = True  # on infeasibility, say what to change (designer.diagnose: an elastic model)
 
 
@@ -38,6 +40,7 @@ class Outcome:
     gap: float | None
     seconds: float
     termination: str
+    highs_seconds: float = 0.0  # HiGHS's own run time, without Pyomo's translation
 
 
 def prepare_data(inputs) -> ModelData:
@@ -55,21 +58,33 @@ def prepare_data(inputs) -> ModelData:
             if i not in usable:
                 data.modeset.filtered[reason] += 1
                 data.modeset.examples.setdefault(reason, mode.id)
+        data.modes = [mode for i, mode in enumerate(data.modes) if i in usable]
+    bandwidth = None
+    if data.workload is not None:
+        bandwidth = {mode.id: wl.per_gpu_gbps(data.node, float(inputs.protocols.loc[mode.protocol, "efficiency"]),
+                                              mode.oversubscription) for mode in data.modes}
+    limit = max((data.site_node_limit(s) for s in data.sites), default=0)
+    data.modes, dominated = prune(data.modes, inputs, limit, bandwidth)
+    if dominated:
+        modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
+        modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
+                                    next(iter(dominated)))
+    if data.workload is not None:
+        data.intra_s = intra_bounds(data)
     data.multiplier = {i: multiplier(mode, data.node) for i, mode in enumerate(data.modes)}
     return data
 
 
 def intra_bounds(data: ModelData) -> dict:
-    """Upper bound on each (site, mode)'s intra-site ring time: the ring over the most GPUs the site can
-    hold for the job (all of them for a single-site design, where the bound is exact)."""
+    """Upper bound on each (site, mode)'s intra-site ring time: the ring over the most GPUs the site could
+    hold for the job by space and power (all of the job's GPUs for a single-site design: then exact)."""
     params = data.workload
     node = data.node
     gpn = int(node["gpus_per_node"])
     bounds = {}
     for s in data.sites:
-        max_nodes = int(data.inputs.sites.loc[s, "max_nodes"])
+        n = min(params["n_gpus"], gpn * data.site_node_limit(s))
         for i, mode in enumerate(data.modes):
-            n = min(params["n_gpus"], gpn * min(max_nodes, mode.node_cap))
             eff = float(data.inputs.protocols.loc[mode.protocol, "efficiency"])
             bw, lat = wl.ring_s(params["bytes"], n, wl.per_gpu_gbps(node, eff, mode.oversubscription),
                                 mode.latency_us)
@@ -77,8 +92,9 @@ def intra_bounds(data: ModelData) -> dict:
     return bounds
 
 
-def run_highs(model, options: SolveOptions) -> Outcome:
-    """One HiGHS solve; the gap comes from incumbent and bound, never assumed."""
+def run_highs(model, options: SolveOptions, scale: float = 1.0) -> Outcome:
+    """One HiGHS solve; the gap comes from incumbent and bound, never assumed. Objective and bound are
+    multiplied by ``scale`` (the model states costs in millions)."""
     solver = Highs()
     config = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
               "rel_gap": options.mip_gap}
@@ -93,10 +109,9 @@ def run_highs(model, options: SolveOptions) -> Outcome:
     has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
     if has_solution:
         res.solution_loader.load_vars()
-    obj = res.incumbent_objective if has_solution else None
+    obj = res.incumbent_objective * scale if has_solution else None
     bound = res.objective_bound
-    if bound is not None and not math.isfinite(bound):
-        bound = None
+    bound = bound * scale if bound is not None and math.isfinite(bound) else None
     gap = None
     if obj is not None and bound is not None:
         gap = abs(obj - bound) / max(abs(obj), 1e-9)
@@ -108,7 +123,8 @@ def run_highs(model, options: SolveOptions) -> Outcome:
         status = "feasible"
     else:
         status = "no_solution"
-    return Outcome(status, obj, bound, gap, seconds, str(tc.name))
+    highs_seconds = float(solver._solver_model.getRunTime()) if getattr(solver, "_solver_model", None) else seconds
+    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds)
 
 
 def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
@@ -118,18 +134,19 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     say = options.progress or (lambda _msg: None)
     t0 = time.perf_counter()
     data = prepare_data(inputs)
+    timings = {"modes_s": time.perf_counter() - t0}
     say(f"{len(data.modes)} fabric modes kept of {data.modeset.summary()['enumerated']} enumerated")
     if not data.modes:
         raise with_diagnosis(Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()}), inputs, data, options)
-    if data.workload is not None and not any(t <= data.workload["t_max_s"] for t in data.intra_s.values()):
-        fastest = min(data.intra_s.values())
-        raise with_diagnosis(Infeasible(
-            f"no fabric mode meets the workload's max_comm_fraction at any site: the fastest intra-site "
-            f"all-reduce takes {fastest:.2f} s, the limit allows {data.workload['t_max_s']:.2f} s per step"),
-            inputs, data, options)
+    t1 = time.perf_counter()
     model = build_model(data)
-    build_s = time.perf_counter() - t0
-    say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints ({build_s:.1f} s)")
+    timings["build_s"] = time.perf_counter() - t1
+    say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints "
+        f"({timings['build_s']:.1f} s)")
+    if options.export_model:
+        set_objective(model, "cost" if inputs.project.get("objective") != "min_latency" else "latency")
+        model.write(str(options.export_model), io_options={"symbolic_solver_labels": True})
+        say(f"wrote the model to {options.export_model}")
     outcomes = []
     if inputs.project.get("objective") == "min_latency":
         set_objective(model, "latency")
@@ -141,14 +158,20 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
         cap_latency(model, pyo.value(model.worst_latency))
     set_objective(model, "cost")
     say("solving: cost")
-    outcome = run_highs(model, options)
+    outcome = run_highs(model, options, COST_SCALE)
     outcomes.append(outcome)
     if outcome.status in ("infeasible", "no_solution"):
         handle_failure(inputs, data, outcome, options)
     if len(outcomes) == 2 and outcomes[0].status != "optimal":
         outcome.status = "feasible"
     say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'}")
-    return extract(model, data, outcome, options, seconds=sum(o.seconds for o in outcomes))
+    timings["solve_s"] = sum(o.seconds for o in outcomes)
+    timings["highs_s"] = sum(o.highs_seconds for o in outcomes)
+    t2 = time.perf_counter()
+    solution = extract(model, data, outcome, options, seconds=timings["solve_s"])
+    timings["extract_s"] = time.perf_counter() - t2
+    solution["timings"] = timings
+    return solution
 
 
 def handle_failure(inputs, data: ModelData, outcome: Outcome, options: SolveOptions | None = None) -> None:
@@ -184,7 +207,7 @@ def infeasible_reason(inputs, data: ModelData) -> str:
         relaxed = build_model(data)
         relaxed.budget.deactivate()
         set_objective(relaxed, "cost")
-        result = run_highs(relaxed, SolveOptions(mip_gap=1e-4, time_limit=60))
+        result = run_highs(relaxed, SolveOptions(mip_gap=1e-4, time_limit=60), COST_SCALE)
         if result.status in ("optimal", "feasible"):
             return (f"the minimum cost is ${result.objective:,.0f}, above budget_usd ${project['budget_usd']:,.0f}")
     if len(data.sites) > 1 and data.inter.excluded_pairs and project.get("max_site_rtt_ms") is not None:

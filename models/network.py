@@ -17,6 +17,7 @@ from models.intersite import InterSite, bdp_mb, channels_per_pair
 from models.modes import Mode
 
 HOURS_PER_YEAR = 8760.0
+COST_SCALE = 1e6  # objective and budget rows in millions of USD: keeps HiGHS well scaled
 
 
 @dataclass
@@ -34,6 +35,26 @@ class ModelData:
     @property
     def node(self):
         return self.inputs.node_types.loc[self.inputs.project["node_type"]]
+
+    def site_node_limit(self, s: str) -> int:
+        """Most nodes site s needs or can hold in any mode: space, facility power for the nodes alone, and
+        the job itself (an optimal design never puts more nodes at one site than the whole job needs)."""
+        row = self.inputs.sites.loc[s]
+        by_power = int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // (float(self.node["node_power_kw"]) * 1e3))
+        job = -(-int(self.inputs.project["gpus_required"]) // int(self.node["gpus_per_node"]))
+        return min(int(row["max_nodes"]), by_power, job)
+
+    def node_limit(self, s: str, i: int) -> int:
+        """Most nodes site s holds in mode i: the site's limit and the mode's topology size."""
+        return min(self.modes[i].node_cap, self.site_node_limit(s))
+
+    def single_site_possible(self) -> bool:
+        """Whether any one site could hold the whole job (else more than one site must open)."""
+        if int(self.inputs.project.get("min_sites") or 1) > 1:
+            return False
+        need = int(self.inputs.project["gpus_required"])
+        gpn = int(self.node["gpus_per_node"])
+        return any(gpn * max(self.node_limit(s, i) for i in range(len(self.modes))) >= need for s in self.sites)
 
     @property
     def rails(self) -> int:
@@ -186,14 +207,14 @@ def cable_items(m, s, i, t, links):
 
 def define_site_mode(m, data: ModelData) -> None:
     """sum_m y_sm = open_s; open_s = 1 for required sites;
-    y_sm <= nodes_sm <= min(node_cap_m, max_nodes_s) y_sm (an open fabric holds at least one node)."""
+    y_sm <= nodes_sm <= N_sm y_sm (an open fabric holds at least one node), N_sm the least of the mode's
+    size limit, max_nodes_s and the nodes the site's power feeds (network power aside)."""
     sites = data.inputs.sites
     m.one_mode = pyo.Constraint(m.S, rule=lambda m, s: sum(m.y[s, i] for i in m.modes_at[s]) == m.open[s])
     m.required = pyo.Constraint([s for s in data.sites if sites.loc[s, "status"] == "required"],
                                 rule=lambda m, s: m.open[s] == 1)
     m.nodes_min = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] >= m.y[s, i])
-    m.nodes_max = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] <= min(
-        data.modes[i].node_cap, int(sites.loc[s, "max_nodes"])) * m.y[s, i])
+    m.nodes_max = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] <= data.node_limit(s, i) * m.y[s, i])
 
 
 def define_leaves(m, data: ModelData) -> None:
@@ -248,16 +269,20 @@ def define_demand(m, data: ModelData) -> None:
 
 
 def define_site_count(m, data: ModelData) -> None:
-    """min_sites <= sum_s open_s <= max_sites; multi >= (sum_s open_s - 1) / (|S| - 1)."""
+    """min_sites <= sum_s open_s <= max_sites; multi >= (sum_s open_s - 1) / (|S| - 1);
+    multi = 1 when no single site can hold the job (a valid tightening of the relaxation)."""
     p = data.inputs.project
     total = sum(m.open[s] for s in m.S)
     m.min_sites = pyo.Constraint(expr=total >= int(p.get("min_sites") or 1))
     if p.get("max_sites") is not None:
         m.max_sites = pyo.Constraint(expr=total <= int(p["max_sites"]))
-    if len(data.sites) > 1:
-        m.multi_site = pyo.Constraint(expr=total - 1 <= (len(data.sites) - 1) * m.multi)
-    else:
+    if len(data.sites) == 1:
         m.multi.fix(0)
+    elif not data.single_site_possible():
+        m.multi.fix(1)
+        m.multi_site = pyo.Constraint(expr=total >= 2)
+    else:
+        m.multi_site = pyo.Constraint(expr=total - 1 <= (len(data.sites) - 1) * m.multi)
 
 
 def define_routes(m, data: ModelData) -> None:
@@ -491,7 +516,7 @@ def define_budget(m, data: ModelData) -> None:
     """capex + energy <= budget_usd."""
     budget = data.inputs.project.get("budget_usd")
     if budget is not None:
-        m.budget = pyo.Constraint(expr=m.total_cost <= float(budget))
+        m.budget = pyo.Constraint(expr=m.total_cost / COST_SCALE <= float(budget) / COST_SCALE)
 
 
 def define_latency(m, data: ModelData) -> None:
@@ -504,7 +529,7 @@ def set_objective(m, kind: str) -> None:
     """min_cost: capex + energy. min_latency stage: worst_latency (cost breaks ties in a second solve)."""
     if hasattr(m, "obj"):
         m.del_component(m.obj)
-    expr = m.total_cost if kind == "cost" else m.worst_latency
+    expr = m.total_cost / COST_SCALE if kind == "cost" else m.worst_latency
     m.obj = pyo.Objective(expr=expr, sense=pyo.minimize)
 
 
