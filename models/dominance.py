@@ -77,9 +77,12 @@ def cost_power(mode: Mode, n: np.ndarray, switches, nics: int, rails: int, multi
     return cost, power
 
 
-def prune(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None) -> tuple[list[Mode], dict]:
+def prune(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None,
+          latency_matters: bool = True) -> tuple[list[Mode], dict]:
     """Modes not dominated by another; ``{dropped id: dominating id}``. ``node_limit`` bounds the node
-    counts any site can hold; ``bandwidth`` (mode id -> per-GPU Gb/s) is given when a workload counts."""
+    counts any site can hold; ``bandwidth`` (mode id -> per-GPU Gb/s) is given when a workload counts;
+    latency counts unless the objective and constraints are indifferent to it (min_cost without a
+    workload: the latency limit has already filtered the modes)."""
     if len(modes) < 2:
         return list(modes), {}
     node = inputs.node_types.loc[inputs.project["node_type"]]
@@ -101,7 +104,7 @@ def prune(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None) ->
         cost[i, lim:] = np.inf
         power[i, lim:] = np.inf
     sample = np.unique(np.linspace(0, top - 1, min(SAMPLES, top)).astype(int))
-    lat = np.array([m.latency_us for m in modes])
+    lat = np.array([m.latency_us for m in modes]) if latency_matters else np.zeros(len(modes))
     bw = np.array([bandwidth[m.id] for m in modes]) if bandwidth else np.zeros(len(modes))
     dropped: dict[str, str] = {}
     alive = np.ones(len(modes), dtype=bool)

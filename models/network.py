@@ -531,10 +531,3 @@ def set_objective(m, kind: str) -> None:
         m.del_component(m.obj)
     expr = m.total_cost / COST_SCALE if kind == "cost" else m.worst_latency
     m.obj = pyo.Objective(expr=expr, sense=pyo.minimize)
-
-
-def cap_latency(m, value: float) -> None:
-    """Second min_latency stage: keep the worst latency found, then minimise cost."""
-    m.latency_stage = pyo.Constraint(expr=m.worst_latency <= value + 1e-9)
-
-
