@@ -124,12 +124,10 @@ def split_ports(pool_gbps: float, g_down: int, g_up: int, level: float) -> tuple
 
 def choose_cables(optics, tier: str, gbps: int, length_m: float) -> list[Cable]:
     """Cables or transceivers that carry gbps over length_m, Pareto-optimal in (price, power) per link."""
-    options = []
-    for name, row in optics.iterrows():
-        if int(row["gbps"]) != gbps or float(row["reach_m"]) < length_m:
-            continue
-        options.append(Cable(tier, gbps, length_m, str(name), str(row["kind"]),
-                             int(row["links_per_module"]), float(row["price_usd"]), float(row["power_w"])))
+    rows = optics[["gbps", "reach_m", "kind", "links_per_module", "price_usd", "power_w"]]
+    options = [Cable(tier, gbps, length_m, str(name), str(kind), int(lpm), float(price), float(power))
+               for name, g, reach, kind, lpm, price, power in rows.itertuples(name=None)
+               if int(g) == gbps and float(reach) >= length_m]
     per_link = [(c.unit_price * c.modules_per_link, c.unit_power_w * c.modules_per_link, c) for c in options]
     return [c for p, w, c in per_link
             if not any((p2 <= p and w2 <= w) and (p2 < p or w2 < w) for p2, w2, _ in per_link)]
