@@ -401,9 +401,12 @@ def pareto_figure(rows: list[dict], front_latency: set, front_gpus: set):
                    label="dominated")
         ax.plot([r[key] for r in best], [r["cost_usd"] for r in best], color="#C44E52", marker="o", lw=1.2,
                 ms=7, label="non-dominated")
-        for r in pts:
-            ax.annotate(r["scenario"], (r[key], r["cost_usd"]), xytext=(4, 4), textcoords="offset points",
-                        fontsize=7, color="#333")
+        labels: dict[tuple, list[str]] = {}
+        for r in pts:  # scenarios at the same point share one label
+            labels.setdefault((r[key], round(r["cost_usd"], 2)), []).append(r["scenario"])
+        for (x, y), names in labels.items():
+            ax.annotate(", ".join(names), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
+                        color="#333")
         _millions(ax, "y")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("cost")
