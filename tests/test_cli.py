@@ -307,6 +307,14 @@ def test_infeasible_exits_3_with_the_reason(tmp_path):
         assert json.loads((tmp_path / "out" / "design.json").read_text())["status"] == "infeasible"
 
 
+def test_no_solution_within_the_limits_exits_4(tmp_path, capsys):
+    """A zero time limit stops HiGHS before it holds any design."""
+    path = write_workbook(tmp_path / "pair.xlsx", two_sites())
+    assert cli.main(["solve", str(path), "-o", str(tmp_path / "out"), "--time-limit", "0"]) == cli.EXIT_NO_SOLUTION
+    err = capsys.readouterr().err
+    assert "no solution: HiGHS found no design within the limits" in err and "Traceback" not in err
+
+
 def test_other_failures_exit_1(tmp_path, capsys):
     """An output path that is a file, not a folder: exit 1, a one-line error, no traceback."""
     path = write_workbook(tmp_path / "tiny.xlsx", tables(32))
