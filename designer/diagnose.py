@@ -17,16 +17,24 @@ import time
 
 from designer.statistics import money
 
+LATENCY_REASON = "latency above max_fabric_latency_us"  # models.modes.enumerate_modes
 TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6}
-
-
-def _mw(x: float) -> str:
-    return f"{x:,.1f}" if x >= 1 else f"{x:,.2f}"
 
 
 def _up(x: float, step: float) -> float:
     """x rounded up to a multiple of step (a change that is shown must be enough)."""
-    return math.ceil(x / step - 1e-9) * step
+    return round(math.ceil(x / step - 1e-9) * step, 12)
+
+
+def _up_sig(x: float, digits: int = 4) -> float:
+    """x rounded up to ``digits`` significant digits: $474,998 -> $475,000, 0.060798 MW -> 0.0608."""
+    if x <= 0:
+        return x
+    return _up(x, 10.0 ** (math.floor(math.log10(x)) - digits + 1))
+
+
+def _mw(x: float) -> str:
+    return f"{x:,.1f}" if x >= 10 else f"{x:.3g}"
 
 
 def _mode_words(mode) -> str:
@@ -76,35 +84,42 @@ def diagnose(inputs, reason: str = "", data=None, options=None) -> dict:
 # --- limits applied before the model --------------------------------------------------------------
 
 def _before_model(inputs, data) -> dict | None:
-    """A diagnosis when no fabric mode survives the filters, or none meets the workload limit."""
+    """A diagnosis when no fabric mode survives the filters applied before the model: the latency limit,
+    or the workload's time limit (then the fastest intra-site all-reduce of any mode)."""
     from models.modes import enumerate_modes
 
     project = inputs.project
     modeset = data.modeset if data is not None else enumerate_modes(inputs)
-    if not modeset.modes:
-        limit = project.get("max_fabric_latency_us")
-        if limit is not None and modeset.filtered.get("latency above max_fabric_latency_us"):
-            lifted = enumerate_modes(_with(inputs, max_fabric_latency_us=None))
-            if lifted.modes:
-                fastest = min(lifted.modes, key=lambda m: (m.latency_us, m.oversubscription))
-                msg = (f"no fabric mode meets max_fabric_latency_us {limit:g}: the fastest is "
-                       f"{fastest.latency_us:.2f} us ({_mode_words(fastest)}); raise max_fabric_latency_us to "
-                       f"{_up(fastest.latency_us, 0.01):.2f}")
-                parts = ", ".join(f"{k} {v:.2f}" for k, v in fastest.latency_breakdown_us.items() if v)
-                return {"method": "mode_filter", "changes": [change(
-                    "max_fabric_latency_us", "project", float(limit), _up(fastest.latency_us, 0.01), "us", msg)],
-                    "notes": [f"fastest mode {fastest.id}: {parts} us"]}
-        top = ", ".join(f"{r} ({n})" for r, n in modeset.filtered.most_common(3))
-        return {"method": "mode_filter", "changes": [],
-                "notes": [f"every fabric mode was filtered out before solving: {top}"]}
-    if inputs.workload and data is not None and data.workload is not None and data.intra_s:
-        params = data.workload
-        if not any(t <= params["t_max_s"] for t in data.intra_s.values()):
-            return _workload_change(inputs, params, min(data.intra_s.values()))
-    return None
+    kept = data.modes if data is not None else modeset.modes
+    if kept:
+        return None
+    limit = project.get("max_fabric_latency_us")
+    if not modeset.modes and limit is not None and modeset.filtered.get(LATENCY_REASON):
+        lifted = enumerate_modes(_with(inputs, max_fabric_latency_us=None))
+        if lifted.modes:
+            fastest = min(lifted.modes, key=lambda m: (m.latency_us, m.oversubscription))
+            needed = _up(fastest.latency_us, 0.01)
+            msg = (f"no fabric mode meets max_fabric_latency_us {limit:g}: the fastest is "
+                   f"{fastest.latency_us:.2f} us ({_mode_words(fastest)}); raise max_fabric_latency_us to "
+                   f"{needed:.2f}")
+            parts = ", ".join(f"{k} {v:.2f}" for k, v in fastest.latency_breakdown_us.items() if v)
+            return {"method": "mode_filter", "changes": [change(
+                "max_fabric_latency_us", "project", float(limit), needed, "us", msg)],
+                "notes": [f"fastest mode {fastest.id}: {parts} us"]}
+    if modeset.modes and inputs.workload and data is not None and data.workload is not None:
+        from copy import copy
+
+        from designer.solve import intra_bounds
+
+        every = copy(data)
+        every.modes = list(modeset.modes)
+        return _workload_change(data.workload, min(intra_bounds(every).values()))
+    top = ", ".join(f"{r} ({n})" for r, n in modeset.filtered.most_common(3))
+    return {"method": "mode_filter", "changes": [],
+            "notes": [f"every fabric mode was filtered out before solving: {top}"]}
 
 
-def _workload_change(inputs, params, fastest_s: float) -> dict:
+def _workload_change(params, fastest_s: float) -> dict:
     compute = params["step_compute_s"]
     accum = params["grad_accum_steps"]
     frac = params["max_comm_fraction"]
@@ -166,16 +181,15 @@ def _changes(inputs, found: dict) -> list[dict]:
     gpn = int(data.node["gpus_per_node"])
     out = []
     if s["budget_musd"] * 1e6 > TOL["budget"] * max(limits.budget_usd or 0, 1):
-        extra = s["budget_musd"] * 1e6
-        needed = _up(limits.budget_usd + extra, 1e4)
+        needed = _up_sig(limits.budget_usd + s["budget_musd"] * 1e6)
         out.append(change("budget_usd", "project", float(limits.budget_usd), needed, "USD",
                           f"raise budget_usd by {money(needed - limits.budget_usd)} (to {money(needed)})"))
     for site, slack in s["power_mw"].items():
         if slack > TOL["power"]:
             cap = limits.power_mw[site]
-            more = _up(slack, 0.1 if slack >= 1 else 0.01)
-            out.append(change("power_mw", f"sites.{site}", cap, cap + more, "MW",
-                              f"site {site} needs {_mw(more)} MW more (power_mw {cap:g} -> {cap + more:g})"))
+            needed = _up_sig(cap + slack)
+            out.append(change("power_mw", f"sites.{site}", cap, needed, "MW",
+                              f"site {site} needs {_mw(needed - cap)} MW more (power_mw {cap:g} -> {needed:g})"))
     for site, slack in s["space_nodes"].items():
         if slack > TOL["space"]:
             cap = limits.max_nodes[site]

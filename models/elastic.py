@@ -60,6 +60,10 @@ def loosen(inputs, lift: tuple[str, ...] = ()):
     project["budget_usd"] = None
     for key in lift:
         project[key] = None
+    if "max_fabric_latency_us" in lift:
+        # latency now carries a penalty: keep the mode pruning (models.dominance) latency-aware, as it is
+        # for min_latency (the elastic model sets its own objective)
+        project["objective"] = "min_latency"
     node = inputs.node_types.loc[project["node_type"]]
     need = math.ceil(int(project["gpus_required"]) / int(node["gpus_per_node"]))
     sites = inputs.sites.copy()

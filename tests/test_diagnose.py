@@ -1,0 +1,212 @@
+"""Why infeasible, in planner terms: one small workbook per cause, the knob named with its figure,
+and the suggested change, applied, makes the workbook solve.
+
+The catalog is tiny and hand-checkable (the figures below), so each expected number is worked out here:
+
+- node ``n8``: 8 GPUs, 8 NICs x 400G, 10 kW, $100,000; switch ``sw64``: InfiniBand, 64 x 400G,
+  100 ns, 500 W, $10,000; ``dac400`` 3 m, 1 W, $100; ``sr400`` 500 m transceiver, 10 W, $500;
+  InfiniBand NICs 500 ns; sites at PUE 1.5, $1,000 fixed, $1,000,000 per MW.
+- 4 nodes (32 GPUs) on one switch draw 40,000 + 500 + 32 x 1 = 40,532 W, 60,798 W facility; they cost
+  4 x 100,000 + 10,000 + 3,200 + 1,000 + 60,798 = $474,998.
+- The fastest fabric is one switch (leaf_mesh, 1 tier): 2 x 0.5 + 0.1 + 2 x 3 m x 5 ns = 1.13 us; it holds
+  64 / 8 = 8 nodes. Next, one switch per rail (rail_only, 1 tier) adds the NVLink hop, 1.43 us, and holds
+  64 nodes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from designer import cli
+from designer.diagnose import diagnose
+from designer.errors import Infeasible
+from designer.solve import SolveOptions, solve
+from designer.sweep import apply
+from designer.workbook import load_inputs
+from designer.xlsx import write_workbook
+
+SRC = {"source": "test figures"}
+NODE = dict(name="n8", gpus_per_node=8, nics_per_node=8, nic_gbps=400, planes=1, node_power_kw=10.0,
+            node_price_usd=100_000, nvlink_latency_ns=300, **SRC)
+SW64 = dict(model="sw64", family="infiniband", port_modes="64x400", buffer_mb=16, latency_ns=100, power_w=500,
+            price_usd=10_000, roles="leaf,spine,core", **SRC)
+DAC = dict(name="dac400", gbps=400, kind="dac", reach_m=3, power_w=1, price_usd=100, **SRC)
+SR = dict(name="sr400", gbps=400, kind="transceiver", reach_m=500, power_w=10, price_usd=500, **SRC)
+IB = dict(name="infiniband", switch_family="infiniband", nic_latency_ns=500, efficiency=0.9, lossless=True,
+          jitter_rank=1, **SRC)
+ZR = dict(name="zr400", gbps=400, reach_km=120, channel_ghz=75, power_w=15, price_usd=5_000, **SRC)
+AMP = dict(name="amp", power_w=100, price_usd=10_000, **SRC)
+ROUTER = dict(model="dci8", family="ethernet", port_modes="32x400", buffer_mb=8000, latency_ns=3000, power_w=1000,
+              price_usd=60_000, roles="dci", **SRC)
+
+
+def site(name: str, **kw) -> dict:
+    row = dict(name=name, power_mw=10, pue=1.5, max_nodes=1000, fixed_cost_usd=1_000,
+               power_cost_usd_per_mw=1_000_000, energy_usd_per_mwh=50, status="candidate")
+    row.update(kw)
+    return row
+
+
+def book(gpus: int = 32, sites=None, routes=None, workload=None, **project) -> dict:
+    """A small workbook over the test catalog; keyword arguments are project keys."""
+    tables = {
+        "project": {"gpus_required": gpus, "node_type": "n8", **project},
+        "sites": sites or [site("s1")],
+        "node_types": [NODE], "switches": [SW64, ROUTER], "optics": [DAC, SR], "protocols": [IB],
+        "coherent": [ZR], "amplifiers": [AMP],
+    }
+    if routes:
+        tables["routes"] = routes
+    if workload:
+        tables["workload"] = workload
+    return copy.deepcopy(tables)
+
+
+def pair(distance_km: float = 60, **project) -> dict:
+    """Two sites of 0.07 MW each (4 nodes fit one, not 8), 64 GPUs wanted: both must open."""
+    sites = [site("a", power_mw=0.07, lat=40.4, lon=-3.7), site("b", power_mw=0.07, lat=40.9, lon=-3.2)]
+    route = dict(site_a="a", site_b="b", distance_km=distance_km, fiber_pairs=4, fiber_cost_usd_per_pair_km=10)
+    return book(64, sites=sites, routes=[route], **project)
+
+
+def infeasible(tmp_path, tables: dict, name: str = "plan"):
+    inputs = load_inputs(write_workbook(tmp_path / f"{name}.xlsx", tables))
+    with pytest.raises(Infeasible) as caught:
+        solve(inputs, SolveOptions())
+    return inputs, caught.value
+
+
+def only_change(diagnosis: dict, knob: str) -> dict:
+    changes = [c for c in diagnosis["changes"] if c["knob"] == knob]
+    assert changes, diagnosis
+    return changes[0]
+
+
+def fixed_by(inputs, diagnosis: dict) -> dict:
+    """Solve again with every suggested change applied (as a sweep would): it must have a design."""
+    changes = {("sites." + c["scope"].split(".", 1)[1] + "." + c["knob"]) if c["scope"].startswith("sites.")
+               else c["knob"]: repr(c["needed"]) for c in diagnosis["changes"]}
+    return solve(apply(inputs, changes), SolveOptions())
+
+
+# --------------------------------------------------------------------------------------------------
+
+def test_budget_too_low_names_the_budget_and_the_missing_dollars(tmp_path):
+    inputs, exc = infeasible(tmp_path, book(32, budget_usd=400_000))
+    d = exc.details["diagnosis"]
+    c = only_change(d, "budget_usd")
+    assert c["current"] == 400_000 and c["needed"] == pytest.approx(475_000)
+    assert c["message"] == "raise budget_usd by $75,000 (to $475,000)"
+    assert [x["knob"] for x in d["changes"]] == ["budget_usd"]
+    assert fixed_by(inputs, d)["objective_usd"] == pytest.approx(474_998)
+
+
+def test_site_short_of_power_names_the_site_and_the_megawatts(tmp_path):
+    inputs, exc = infeasible(tmp_path, book(32, sites=[site("s1", power_mw=0.05)]))
+    d = exc.details["diagnosis"]
+    c = only_change(d, "power_mw")
+    assert c["scope"] == "sites.s1" and c["unit"] == "MW"
+    assert c["needed"] == pytest.approx(0.0608)  # 60,798 W facility, rounded up
+    assert c["message"] == "site s1 needs 0.0108 MW more (power_mw 0.05 -> 0.0608)"
+    assert [x["knob"] for x in d["changes"]] == ["power_mw"]
+    assert fixed_by(inputs, d)["totals"]["gpus"] == 32
+
+
+def test_latency_limit_below_every_fabric_names_the_fastest(tmp_path):
+    inputs, exc = infeasible(tmp_path, book(32, max_fabric_latency_us=1.0))
+    d = exc.details["diagnosis"]
+    assert d["method"] == "mode_filter"
+    c = only_change(d, "max_fabric_latency_us")
+    assert c["needed"] == pytest.approx(1.13)
+    assert "no fabric mode meets max_fabric_latency_us 1: the fastest is 1.13 us (leaf_mesh, infiniband, 400G)" \
+        in c["message"]
+    assert fixed_by(inputs, d)["sites"][0]["fabric_latency_us"] == pytest.approx(1.13)
+
+
+def test_latency_limit_that_only_small_fabrics_meet(tmp_path):
+    """1.2 us keeps the one-switch fabric (8 nodes at most); 128 GPUs need 16 nodes: one switch per rail."""
+    inputs, exc = infeasible(tmp_path, book(128, max_fabric_latency_us=1.2))
+    d = exc.details["diagnosis"]
+    c = only_change(d, "max_fabric_latency_us")
+    assert c["needed"] == pytest.approx(1.43)
+    assert "the fastest that does is 1.43 us (rail_only, infiniband, 400G" in c["message"]
+    assert "raise max_fabric_latency_us to 1.43" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["gpus"] == 128
+
+
+def test_gpu_demand_beyond_space_names_the_nodes_missing(tmp_path):
+    inputs, exc = infeasible(tmp_path, book(64, sites=[site("s1", max_nodes=4)]))
+    d = exc.details["diagnosis"]
+    c = only_change(d, "max_nodes")
+    assert (c["current"], c["needed"], c["change"]) == (4, 8, 4)
+    assert c["message"] == "site s1 needs space for 4 more nodes (32 GPUs): max_nodes 4 -> 8"
+    assert fixed_by(inputs, d)["totals"]["gpus"] == 64
+
+
+def test_rtt_limit_between_two_needed_sites(tmp_path):
+    """60 km is 0.588 ms RTT; a 0.5 ms limit keeps the sites apart, and neither holds 8 nodes alone."""
+    inputs, exc = infeasible(tmp_path, pair(60, max_site_rtt_ms=0.5))
+    d = exc.details["diagnosis"]
+    c = only_change(d, "max_site_rtt_ms")
+    assert c["needed"] == pytest.approx(0.59)
+    assert "sites a and b are 0.588 ms apart" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def test_diagnosis_of_a_feasible_workbook_changes_nothing(tmp_path):
+    inputs = load_inputs(write_workbook(tmp_path / "ok.xlsx", book(32)))
+    d = diagnose(inputs, "")
+    assert d["changes"] == [] and d["method"] == "elastic"
+
+
+def test_workload_limit_names_the_fraction_and_the_accumulation(tmp_path):
+    """A 10B-parameter model synchronised after every 1 ms step: no fabric is fast enough."""
+    workload = {"model_params_billion": 10, "step_compute_ms": 1, "max_comm_fraction": 0.1}
+    _, exc = infeasible(tmp_path, book(32, workload=workload))
+    d = exc.details["diagnosis"]
+    assert d["method"] == "workload"
+    assert {c["knob"] for c in d["changes"]} == {"max_comm_fraction", "grad_accum_steps"}
+    accum = only_change(d, "grad_accum_steps")
+    assert accum["needed"] > 1 and "grad_accum_steps from 1 to" in accum["message"]
+
+
+def test_diagnosis_can_be_skipped(tmp_path):
+    inputs = load_inputs(write_workbook(tmp_path / "poor.xlsx", book(32, budget_usd=400_000)))
+    with pytest.raises(Infeasible) as caught:
+        solve(inputs, SolveOptions(diagnose=False))
+    assert "diagnosis" not in caught.value.details
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+def test_cli_exits_3_and_writes_the_diagnosis(tmp_path, capsys):
+    path = write_workbook(tmp_path / "poor.xlsx", book(32, budget_usd=400_000))
+    out = tmp_path / "out"
+    assert cli.main(["solve", str(path), "-o", str(out), "--quiet"]) == cli.EXIT_INFEASIBLE
+    err = capsys.readouterr().err
+    assert "infeasible: the minimum cost is $474,998, above budget_usd $400,000" in err
+    assert "raise budget_usd by $75,000 (to $475,000)" in err and "Traceback" not in err
+    design = json.loads((out / "design.json").read_text())
+    assert design["status"] == "infeasible" and design["reason"].startswith("the minimum cost")
+    assert design["diagnosis"]["changes"][0]["knob"] == "budget_usd"
+    assert design["inputs"]["project"]["budget_usd"] == 400_000
+    html = (out / "report.html").read_text()
+    assert "raise budget_usd by $75,000 (to $475,000)" in html and 'id="diagnosis"' in html
+    assert "raise budget_usd by $75,000" in (out / "report.md").read_text()
+    assert not (out / "bom.csv").exists()
+
+
+def test_cli_infeasible_replaces_a_previous_design(tmp_path, capsys):
+    """The folder must not mix a solved bom.csv with an infeasible design.json."""
+    out = tmp_path / "out"
+    good = write_workbook(tmp_path / "plan.xlsx", book(32))
+    assert cli.main(["solve", str(good), "-o", str(out), "--quiet"]) == cli.EXIT_OK
+    assert (out / "bom.csv").exists()
+    poor = write_workbook(tmp_path / "plan.xlsx", book(32, budget_usd=400_000))
+    assert cli.main(["solve", str(poor), "-o", str(out), "--quiet"]) == cli.EXIT_INFEASIBLE
+    assert json.loads((out / "design.json").read_text())["status"] == "infeasible"
+    assert not (out / "bom.csv").exists() and not (out / "design.xlsx").exists()
+    capsys.readouterr()
