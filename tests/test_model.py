@@ -102,6 +102,19 @@ def assert_bom_total(solution: dict) -> None:
                                                                              rel=1e-12, abs=1e-6)
 
 
+def check_site(solution: dict, tiers: dict, links: dict, capex: float, power_mw: float | None = None,
+               name: str = "s1") -> dict:
+    """The site's switch counts, links, facility power and the design's capex, exactly; its entry."""
+    s = opened(solution)[name]
+    assert tier_counts(s) == tiers
+    assert link_counts(s) == links
+    if power_mw is not None:
+        assert s["power_mw"] == pytest.approx(power_mw, abs=1e-12)
+    assert solution["totals"]["capex_usd"] == pytest.approx(capex, abs=1e-6)
+    assert_bom_total(solution)
+    return s
+
+
 # --------------------------------------------------------------------------------------------------
 # One site
 # --------------------------------------------------------------------------------------------------
@@ -115,11 +128,8 @@ def test_four_nodes_on_one_switch(tmp_path):
     assert sol["status"] == "optimal"
     s = opened(sol)["s1"]
     assert (s["nodes"], s["gpus"], s["topology"], s["fabric_tiers"]) == (4, 32, "leaf_mesh", 1)
-    assert tier_counts(s) == {"leaf": {"sw64": 1}}
-    assert link_counts(s) == {"node_leaf": (32, "dac400", 32)}
+    check_site(sol, {"leaf": {"sw64": 1}}, {"node_leaf": (32, "dac400", 32)}, 474_998, 0.060798)
     assert s["it_power_mw"] == pytest.approx(0.040532, abs=1e-12)
-    assert s["power_mw"] == pytest.approx(0.060798, abs=1e-12)
-    assert sol["totals"]["capex_usd"] == pytest.approx(474_998, abs=1e-6)
     assert sol["objective_usd"] == pytest.approx(474_998, abs=1e-6)
     # 1 hop: 2 x 500 ns NIC + 100 ns switch + 2 x 3 m x 5 ns/m = 1,130 ns
     assert s["fabric_latency_us"] == pytest.approx(1.13, abs=1e-9)
@@ -130,7 +140,6 @@ def test_four_nodes_on_one_switch(tmp_path):
         ("s1", "site", "s1 site fixed cost"): (1, 1_000, 0),
         ("s1", "power", "facility power (MW)"): pytest.approx((0.060798, 60_798, 0), abs=1e-6),
     }
-    assert_bom_total(sol)
 
 
 def test_leaf_spine_two_tier(tmp_path):
@@ -145,14 +154,12 @@ def test_leaf_spine_two_tier(tmp_path):
     assert sol["status"] == "optimal"
     assert (s["nodes"], s["topology"], s["fabric_tiers"], s["hops"], s["oversubscription"]) == (
         16, "leaf_spine", 2, 3, 1)
-    assert tier_counts(s) == {"leaf": {"sw64": 4}, "spine": {"sw64": 2}}
-    assert link_counts(s) == {"node_leaf": (128, "dac400", 128), "leaf_spine": (128, "sr400", 256)}
-    assert s["power_mw"] == pytest.approx(0.248532, abs=1e-12)
-    assert sol["totals"]["capex_usd"] == pytest.approx(2_050_332, abs=1e-6)
+    check_site(sol, {"leaf": {"sw64": 4}, "spine": {"sw64": 2}},
+               {"node_leaf": (128, "dac400", 128), "leaf_spine": (128, "sr400", 256)},
+               2_050_332, 0.248532)
     assert s["fabric_latency_us"] == pytest.approx(1.83, abs=1e-9)
     assert s["latency_breakdown_us"] == pytest.approx({"nic": 1.0, "switching": 0.3, "propagation": 0.53,
                                                         "nvlink": 0.0})
-    assert_bom_total(sol)
 
 
 def test_rail_optimized_one_scalable_unit(tmp_path):
@@ -165,11 +172,9 @@ def test_rail_optimized_one_scalable_unit(tmp_path):
     s = opened(sol)["s1"]
     assert (s["nodes"], s["topology"], s["fabric_tiers"], s["scalable_units"], s["rails"]) == (
         32, "rail_optimized", 2, 1, 8)
-    assert tier_counts(s) == {"leaf": {"sw64": 8}, "spine": {"sw64": 4}}
-    assert link_counts(s) == {"node_leaf": (256, "dac400", 256), "leaf_spine": (256, "sr400", 512)}
-    assert s["power_mw"] == pytest.approx(0.497064, abs=1e-12)
-    assert sol["totals"]["capex_usd"] == pytest.approx(4_099_664, abs=1e-6)
-    assert_bom_total(sol)
+    check_site(sol, {"leaf": {"sw64": 8}, "spine": {"sw64": 4}},
+               {"node_leaf": (256, "dac400", 256), "leaf_spine": (256, "sr400", 512)},
+               4_099_664, 0.497064)
 
 
 def test_two_planes_double_every_fabric_count(tmp_path):
@@ -181,11 +186,9 @@ def test_two_planes_double_every_fabric_count(tmp_path):
     sol = design(tmp_path, tables(128, node=twin, topologies_allowed="leaf_spine"))
     s = opened(sol)["s1"]
     assert (s["nodes"], s["planes"], s["rails"], s["endpoints"]) == (16, 2, 8, 256)
-    assert tier_counts(s) == {"leaf": {"sw64": 8}, "spine": {"sw64": 4}}
-    assert link_counts(s) == {"node_leaf": (256, "dac400", 256), "leaf_spine": (256, "sr400", 512)}
-    assert s["power_mw"] == pytest.approx(0.257064, abs=1e-12)
-    assert sol["totals"]["capex_usd"] == pytest.approx(2_259_664, abs=1e-6)
-    assert_bom_total(sol)
+    check_site(sol, {"leaf": {"sw64": 8}, "spine": {"sw64": 4}},
+               {"node_leaf": (256, "dac400", 256), "leaf_spine": (256, "sr400", 512)},
+               2_259_664, 0.257064)
 
 
 def test_leaf_mesh_two_tier(tmp_path):
@@ -198,12 +201,10 @@ def test_leaf_mesh_two_tier(tmp_path):
     sol = design(tmp_path, tables(96, topologies_allowed="leaf_mesh"))
     s = opened(sol)["s1"]
     assert (s["nodes"], s["topology"], s["fabric_tiers"], s["hops"]) == (12, "leaf_mesh", 2, 2)
-    assert tier_counts(s) == {"leaf": {"sw64": 3}}
-    assert link_counts(s) == {"node_leaf": (96, "dac400", 96), "leaf_leaf": (48, "sr400", 96)}
-    assert s["power_mw"] == pytest.approx(0.183834, abs=1e-12)
-    assert sol["totals"]["capex_usd"] == pytest.approx(1_472_434, abs=1e-6)
+    check_site(sol, {"leaf": {"sw64": 3}},
+               {"node_leaf": (96, "dac400", 96), "leaf_leaf": (48, "sr400", 96)},
+               1_472_434, 0.183834)
     assert s["fabric_latency_us"] == pytest.approx(1.48, abs=1e-9)
-    assert_bom_total(sol)
 
 
 def test_rail_only_one_switch_per_rail(tmp_path):
@@ -214,13 +215,10 @@ def test_rail_only_one_switch_per_rail(tmp_path):
     sol = design(tmp_path, tables(128, topologies_allowed="rail_only"))
     s = opened(sol)["s1"]
     assert (s["nodes"], s["topology"], s["fabric_tiers"]) == (16, "rail_only", 1)
-    assert tier_counts(s) == {"leaf": {"sw64": 8}}
-    assert link_counts(s) == {"node_leaf": (128, "dac400", 128)}
-    assert sol["totals"]["capex_usd"] == pytest.approx(1_939_992, abs=1e-6)
+    check_site(sol, {"leaf": {"sw64": 8}}, {"node_leaf": (128, "dac400", 128)}, 1_939_992, 0.246192)
     assert s["latency_breakdown_us"] == pytest.approx({"nic": 1.0, "switching": 0.1, "propagation": 0.03,
                                                         "nvlink": 0.3})
     assert s["fabric_latency_us"] == pytest.approx(1.43, abs=1e-9)
-    assert_bom_total(sol)
 
 
 def test_rail_only_two_tier_per_rail(tmp_path):
@@ -232,10 +230,9 @@ def test_rail_only_two_tier_per_rail(tmp_path):
     sol = design(tmp_path, tables(640, topologies_allowed="rail_only"))
     s = opened(sol)["s1"]
     assert (s["nodes"], s["topology"], s["fabric_tiers"]) == (80, "rail_only", 2)
-    assert tier_counts(s) == {"leaf": {"sw64": 24}, "spine": {"sw64": 16}}
-    assert link_counts(s) == {"node_leaf": (640, "dac400", 640), "leaf_spine": (768, "sr400", 1536)}
-    assert sol["totals"]["capex_usd"] == pytest.approx(10_487_000, abs=1e-6)
-    assert_bom_total(sol)
+    check_site(sol, {"leaf": {"sw64": 24}, "spine": {"sw64": 16}},
+               {"node_leaf": (640, "dac400", 640), "leaf_spine": (768, "sr400", 1536)},
+               10_487_000)
 
 
 def test_twin_port_module_carries_two_links(tmp_path):
@@ -245,11 +242,10 @@ def test_twin_port_module_carries_two_links(tmp_path):
     capex = 1,600,000 + 60,000 + 12,800 + 102,400 + 1,000 + 247,572 = $2,023,772."""
     twin = dict(SR, name="twin400", power_w=15, price_usd=800, links_per_module=2)
     sol = design(tmp_path, tables(128, optics=(DAC, twin), topologies_allowed="leaf_spine"))
-    s = opened(sol)["s1"]
-    assert link_counts(s) == {"node_leaf": (128, "dac400", 128), "leaf_spine": (128, "twin400", 128)}
+    check_site(sol, {"leaf": {"sw64": 4}, "spine": {"sw64": 2}},
+               {"node_leaf": (128, "dac400", 128), "leaf_spine": (128, "twin400", 128)},
+               2_023_772, 0.247572)
     assert bom_lines(sol)[("s1", "optics", "twin400")] == (128, 102_400, 1_920)
-    assert sol["totals"]["capex_usd"] == pytest.approx(2_023_772, abs=1e-6)
-    assert_bom_total(sol)
 
 
 def test_multi_link_modules_round_up(tmp_path):
