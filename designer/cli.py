@@ -34,6 +34,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--timings", action="store_true", help="print the time of each phase")
     s.add_argument("--debug", action="store_true", help="show a traceback on errors")
 
+    a = sub.add_parser("audit", help="re-check a design from first principles (exit 0 only when it passes)")
+    a.add_argument("design", help="output folder of a `designer solve` run, or its design.json")
+    a.add_argument("--workbook", help="compare with this planner workbook and audit against its tables")
+    a.add_argument("--debug", action="store_true", help="show a traceback on errors")
+
     v = sub.add_parser("validate", help="check a workbook without solving")
     v.add_argument("workbook")
     v.add_argument("--debug", action="store_true", help="show a traceback on errors")
@@ -85,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report_error(exc: Exception, debug: bool) -> int:
-    from designer.errors import InputError, Infeasible, NoSolution
+    from designer.errors import AuditFailure, InputError, Infeasible, NoSolution
 
     if debug:
         import traceback
@@ -107,15 +112,24 @@ def report_error(exc: Exception, debug: bool) -> int:
     if isinstance(exc, NoSolution):
         print(f"no solution: {exc}", file=sys.stderr)
         return EXIT_NO_SOLUTION
+    if isinstance(exc, AuditFailure):
+        print(f"error: the solver's design fails the independent audit ({len(exc.violations)} violation(s)); "
+              "this is a bug in the designer, no files written:", file=sys.stderr)
+        for violation in exc.violations:
+            print(f"  {violation}", file=sys.stderr)
+        return EXIT_ERROR
     print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
     return EXIT_ERROR
 
 
 def cmd_solve(args) -> int:
+    from designer.audit import audit
+    from designer.cabling import write_fabric_files
     from designer.diagnose import infeasible_solution, write_infeasible
-    from designer.errors import Infeasible
+    from designer.errors import AuditFailure, Infeasible
     from designer.export import write_outputs
     from designer.report import write_reports
+    from designer.resilience import resilience
     from designer.solve import SolveOptions, solve
     from designer.summary import summary_lines
     from designer.workbook import load_inputs
@@ -136,10 +150,18 @@ def cmd_solve(args) -> int:
         print(f"wrote {', '.join(f.name for f in files)} to {out}", file=sys.stderr)
         raise
 
+    start = time.perf_counter()
+    violations = audit(solution)
+    if violations:
+        raise AuditFailure(violations)
+    solution["resilience"] = resilience(solution)
+    audit_s = time.perf_counter() - start
+
     def extra(stage, solution):
         write_reports(stage, solution)
+        write_fabric_files(stage, solution)
 
-    solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {})}
+    solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {}), "audit_s": audit_s}
     start = time.perf_counter()
     files = write_outputs(solution, out, extra=extra)
     solution["timings"]["write_s"] = time.perf_counter() - start
@@ -165,6 +187,36 @@ def cmd_sweep(args) -> int:
     from designer.sweep import cli_sweep
 
     return cli_sweep(args, REPORTS)
+
+
+def cmd_audit(args) -> int:
+    import json
+
+    from designer.audit import audit
+
+    path = Path(args.design)
+    path = path / "design.json" if path.is_dir() else path
+    try:
+        design = json.loads(path.read_text(encoding="utf-8"))
+        missing = [k for k in ("status", "sites", "links", "bom", "totals", "inputs") if k not in design]
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"error: cannot read a design from {path}: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if missing:
+        print(f"error: {path} is not a design.json (no {', '.join(missing)})", file=sys.stderr)
+        return EXIT_INPUT
+    if design["status"] not in ("optimal", "feasible"):
+        print(f"{path}: no design to audit (status {design['status']})", file=sys.stderr)
+        return EXIT_ERROR
+    violations = audit(design, workbook=args.workbook)
+    for violation in violations:
+        print(violation)
+    if violations:
+        print(f"{path}: {len(violations)} violation(s)", file=sys.stderr)
+        return EXIT_ERROR
+    opened = sum(1 for s in design["sites"] if s["open"])
+    print(f"{path}: audit passed ({opened} open site(s), {len(design['links'])} route(s))")
+    return EXIT_OK
 
 
 def cmd_validate(args) -> int:
@@ -205,8 +257,8 @@ def cmd_catalog(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"solve": cmd_solve, "validate": cmd_validate, "template": cmd_template, "catalog": cmd_catalog,
-            "report": cmd_report, "sweep": cmd_sweep}
+COMMANDS = {"solve": cmd_solve, "audit": cmd_audit, "validate": cmd_validate, "template": cmd_template,
+            "catalog": cmd_catalog, "report": cmd_report, "sweep": cmd_sweep}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from designer import resilience
+
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
                "total_power_w"]
 
@@ -78,6 +80,7 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         "constraints": pd.DataFrame(solution.get("constraints", [])),
         "inputs": pd.DataFrame(echo, columns=["key", "value"]),
         "solver": pd.DataFrame(solver, columns=["key", "value"]),
+        "resilience": pd.DataFrame(resilience.rows(solution.get("resilience")), columns=resilience.ROW_COLUMNS),
     }
 
 

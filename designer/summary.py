@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from designer import resilience
+
 
 def money(x: float) -> str:
     return f"${x / 1e6:,.1f}M" if abs(x) >= 1e6 else f"${x:,.0f}"
@@ -34,4 +36,4 @@ def summary_lines(solution: dict) -> list[str]:
         lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} x {link['coherent_model']} "
                      f"({link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
                      f"{link['amplifiers']} amplifiers, RTT {link['rtt_ms']:.3f} ms")
-    return lines
+    return lines + resilience.summary_lines(solution.get("resilience"))

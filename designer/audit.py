@@ -1,0 +1,614 @@
+"""Independent audit of a design, from design.json alone (nothing from models/, solve or extract).
+
+``audit(design)`` rebuilds each open site's fabric and the inter-site network as networkx graphs
+(designer.fabric), re-derives every rule of DESIGN.md section 4 from first principles and returns
+each violation as a sentence (what, where, by how much); an empty list is a pass. The design's
+``inputs`` echo the validated workbook; ``audit(design, workbook=PATH)`` compares that echo with
+the workbook and audits against the workbook's tables.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections import Counter, defaultdict
+
+import networkx as nx
+
+from designer.fabric import Catalog, build_intersite_graph, build_site_graph, tier_rows
+from designer.flows import RANK, cuts, distinct_networks, max_flow, worst_path
+
+__all__ = ["audit", "build_site_graph", "build_intersite_graph"]
+
+FIBER_US_PER_KM = 4.9
+C_BAND_GHZ = 4800.0
+HOURS_PER_YEAR = 8760.0
+NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent")
+
+
+def off(a: float, b: float, rel: float = 1e-6, tol: float = 1e-6) -> bool:
+    return abs(float(a) - float(b)) > tol + rel * max(abs(float(a)), abs(float(b)))
+
+
+def audit(design: dict, workbook=None) -> list[str]:
+    """Every violation of the design, in words; empty when the design passes."""
+    out: list[str] = []
+    if workbook is not None:
+        design = with_workbook(design, workbook, out)
+    cat = Catalog(design.get("inputs") or {})
+    unknown = unknown_names(design, cat)
+    if unknown:
+        return out + unknown
+    opened = [s for s in design["sites"] if s["open"]]
+    for entry in opened:
+        graph = build_site_graph(entry, design)
+        out += graph.graph["problems"]
+        for check in SITE_CHECKS:
+            out += check(entry, graph, cat, design)
+    for check in DESIGN_CHECKS:
+        out += check(design, cat)
+    return out
+
+
+def unknown_names(design: dict, cat: Catalog) -> list[str]:
+    """Names the design uses that its input tables lack (the other checks need them all)."""
+    p = cat.project
+    wanted = [("node_types", p.get("node_type"), "the project's node type")]
+    for s in design["sites"]:
+        wanted.append(("sites", s["name"], "a site"))
+        if s["open"]:
+            wanted += [("node_types", s.get("node_type") or p.get("node_type"), f"{s['name']}'s node type"),
+                       ("protocols", s["protocol"], f"{s['name']}'s protocol")]
+            wanted += [("switches", t["model"], f"{s['name']}'s {t['tier']} switch") for t in s["tiers"]]
+    wanted += [("coherent", lk["coherent_model"], f"route {lk['site_a']}--{lk['site_b']}") for lk in design["links"]]
+    return [f"{what} {name!r} is not in the inputs' {table}" for table, name, what in wanted
+            if name not in getattr(cat, table)]
+
+
+# --------------------------------------------------------------------------------------------
+# Per site
+# --------------------------------------------------------------------------------------------
+
+def check_choice(entry, graph, cat, design) -> list[str]:
+    """Topology and protocol are allowed; every switch is of the protocol's family and has the role
+    of its tier; planes, rails, endpoints and GPUs follow from the node type."""
+    out, site, p = [], entry["name"], cat.project
+    node = cat.node_types[entry.get("node_type") or p["node_type"]]
+    if entry["topology"] not in (p.get("topologies_allowed") or [entry["topology"]]):
+        out.append(f"{site}: topology {entry['topology']} is not in topologies_allowed")
+    if entry["protocol"] not in (p.get("protocols_allowed") or [entry["protocol"]]):
+        out.append(f"{site}: protocol {entry['protocol']} is not in protocols_allowed")
+    family = cat.protocols[entry["protocol"]]["switch_family"]
+    for t in entry["tiers"]:
+        sw = cat.switches[t["model"]]
+        if t["tier"] != "dci" and sw["family"] != family:
+            out.append(f"{site}: {t['tier']} switch {t['model']} is {sw['family']}, protocol {entry['protocol']} "
+                       f"needs {family}")
+        if t["tier"] not in {r.strip() for r in str(sw["roles"]).split(",")}:
+            out.append(f"{site}: {t['model']} is used as {t['tier']} but its roles are {sw['roles']}")
+    nics, planes = int(node["nics_per_node"]), int(node["planes"])
+    expect = {"planes": planes, "rails": nics // planes, "endpoints": entry["nodes"] * nics,
+              "gpus": entry["nodes"] * int(node["gpus_per_node"])}
+    for key, value in expect.items():
+        if entry.get(key) is not None and entry[key] != value:
+            out.append(f"{site}: reports {key} {entry[key]}, the node type {node['name']} gives {value}")
+    return out
+
+
+def check_ports(entry, graph, cat, design) -> list[str]:
+    """No switch uses more port bandwidth than it has (ports x speed, its port modes carry equal
+    totals), and every link runs at a speed among the switch's port modes."""
+    over: dict[str, list] = defaultdict(list)
+    speeds: set = set()
+    for n, d in graph.nodes(data=True):
+        if d["role"] == "endpoints":
+            continue
+        used = sum(e["count"] * e["gbps"] for e in graph.adj[n].values())
+        pool = cat.pool_gbps(d["model"])
+        if used > pool + 1e-9:
+            over[d["role"]].append((used - pool, n, used, pool))
+        for e in graph.adj[n].values():
+            if e["gbps"] not in cat.speeds(d["model"]):
+                speeds.add(f"{entry['name']}: {n} ({d['model']}) runs {e['gbps']}G links but its port modes are "
+                           f"{cat.switches[d['model']]['port_modes']}")
+    out = sorted(speeds)[:5]
+    for role, rows in over.items():
+        excess, n, used, pool = max(rows)
+        out.append(f"{entry['name']}: {len(rows)} {role} switch(es) use more port bandwidth than they have; worst "
+                   f"{n} uses {used:,.0f} Gb/s of {pool:,.0f} ({excess:,.0f} Gb/s over)")
+    return out
+
+
+def check_striping(entry, graph, cat, design) -> list[str]:
+    """Uniform striping: a 2-tier Clos leaf has the same number of links to every spine of its
+    network; in 3 tiers a leaf to every aggregation switch of its pod, and an aggregation switch to
+    every core it reaches. A leaf mesh joins every pair of leaves."""
+    site, topo, tiers = entry["name"], entry["topology"], int(entry.get("fabric_tiers") or 1)
+    if topo == "leaf_mesh" or tiers == 1:
+        return check_mesh(entry, graph) if topo == "leaf_mesh" and tiers == 2 else []
+    spines = Counter(d["network"] for _, d in graph.nodes(data=True) if d["role"] == "spine")
+    bad = []
+    for n, d in graph.nodes(data=True):
+        if d["role"] not in ("leaf", "spine") or (d["role"] == "spine" and tiers == 2):
+            continue
+        up = {m: e["count"] for m, e in graph.adj[n].items() if RANK[graph.nodes[m]["role"]] > RANK[d["role"]]}
+        reach = len(up) == spines[d["network"]] if tiers == 2 else True
+        if len(set(up.values())) > 1 or not reach:
+            bad.append((n, up))
+    if not bad:
+        return []
+    n, up = bad[0]
+    above = {"leaf": "spine" if tiers == 2 else "aggregation switch"}.get(graph.nodes[n]["role"], "core")
+    return [f"{site}: uniform striping broken at {len(bad)} switch(es); e.g. {n} has "
+            f"{'/'.join(str(c) for c in sorted(set(up.values())))} links to {len(up)} {above}(es)"
+            + (f" of {spines[graph.nodes[n]['network']]}" if tiers == 2 else "")]
+
+
+def check_mesh(entry, graph) -> list[str]:
+    leaves = Counter(d["network"] for _, d in graph.nodes(data=True) if d["role"] == "leaf")
+    links = Counter(graph.nodes[u]["network"] for u, v, e in graph.edges(data=True) if e["tier"] == "leaf_leaf")
+    missing = sum(n * (n - 1) // 2 for n in leaves.values()) - links.total()
+    return [f"{entry['name']}: leaf mesh leaves {missing} leaf pair(s) without a direct link"] if missing > 0 else []
+
+
+def check_paths(entry, graph, cat, design) -> list[str]:
+    """Worst-case switch hops and one-way latency by graph search equal the reported values and meet
+    max_fabric_latency_us. Latency = 2 x NIC latency of the protocol + switch latencies on the path
+    + 5 ns/m of cable (the project's lengths) + the NVLink hop for rail_only. A reported figure
+    above the graph's is accepted only where the top tier carries no shortest path (one leaf, one pod)."""
+    site = entry["name"]
+    node = cat.node_types[entry.get("node_type") or cat.project["node_type"]]
+    extra_ns = 2 * float(cat.protocols[entry["protocol"]]["nic_latency_ns"])
+    if entry["topology"] == "rail_only":
+        extra_ns += float(node.get("nvlink_latency_ns") or 300.0)
+    out, hops, us = [], 0, 0.0
+    conservative = True
+    for net, _ in distinct_networks(graph):
+        worst = worst_path(net, lambda model: cat.switches[model]["latency_ns"])
+        for a, b in worst.unreachable[:1]:
+            out.append(f"{site}: NICs on {a} cannot reach NICs on {b} ({len(worst.unreachable)} leaf pair(s) cut off)")
+        hops, us = max(hops, worst.hops), max(us, (worst.ns + extra_ns) / 1e3)
+        conservative &= top_tier_idle(net)
+    reported_hops, reported_us = entry.get("hops"), entry.get("fabric_latency_us")
+    if reported_hops is not None and (hops > reported_hops or (hops < reported_hops and not conservative)):
+        out.append(f"{site}: worst-case path crosses {hops} switch hops by graph search, the design reports "
+                   f"{reported_hops}")
+    if reported_us is not None and (off(us, reported_us) and (us > reported_us or not conservative)):
+        out.append(f"{site}: worst-case one-way latency is {us:.4f} us by graph search, the design reports "
+                   f"{reported_us:.4f} us (off by {us - reported_us:+.4f} us)")
+    limit = cat.project.get("max_fabric_latency_us")
+    if limit is not None and max(us, reported_us or 0.0) > float(limit) + 1e-9:
+        out.append(f"{site}: worst-case latency {max(us, reported_us or 0.0):.4f} us is above max_fabric_latency_us "
+                   f"{float(limit):g} by {max(us, reported_us or 0.0) - float(limit):.4f} us")
+    return out
+
+
+def top_tier_idle(net: nx.Graph) -> bool:
+    """True when every NIC still reaches every other without the top switch tier (above leaves)."""
+    roles = {d["role"] for _, d in net.nodes(data=True)}
+    top = max(roles - {"endpoints"}, key=RANK.get, default="leaf")
+    if top == "leaf":
+        return False
+    rest = net.subgraph(n for n, d in net.nodes(data=True) if d["role"] != top)
+    groups = [n for n, d in rest.nodes(data=True) if d["role"] == "endpoints"]
+    return not groups or nx.node_connected_component(rest, groups[0]).issuperset(groups)
+
+
+def declared_ratios(entry) -> dict[str, float]:
+    """Down:up bandwidth of each tier by the design's own port split."""
+    out = {}
+    for role, t in tier_rows(entry).items():
+        if t.get("up_ports") and t.get("up_gbps"):
+            out[role] = t["down_ports"] * t["down_gbps"] / (t["up_ports"] * t["up_gbps"])
+    return out
+
+
+def check_oversubscription(entry, graph, cat, design) -> list[str]:
+    """Oversubscription per tier from the actual links (down bandwidth / up bandwidth of each leaf
+    and aggregation switch; mesh links count as up) is within max_oversubscription and the
+    reported figure; the reported figure is within the limit and covers the declared port splits."""
+    site, tiers = entry["name"], int(entry.get("fabric_tiers") or 1)
+    limit = float(cat.project.get("max_oversubscription") or 1.0)
+    reported = float(entry.get("oversubscription") or 1.0)
+    out = []
+    if reported > limit + 1e-9:
+        out.append(f"{site}: oversubscription {reported:g}:1 is above max_oversubscription {limit:g}:1")
+    for role, ratio in declared_ratios(entry).items():
+        if ratio > reported * (1 + 1e-3):
+            out.append(f"{site}: the {role} port split is {ratio:.4g}:1, the design reports {reported:g}:1")
+    if tiers == 1:
+        return out
+    worst: dict[str, tuple] = {}
+    for n, d in graph.nodes(data=True):
+        if d["role"] not in ("leaf", "spine") or (d["role"] == "spine" and tiers == 2):
+            continue
+        down = up = 0.0
+        for m, e in graph.adj[n].items():
+            bw = e["count"] * e["gbps"]
+            if e["tier"] == "leaf_leaf" or RANK[graph.nodes[m]["role"]] > RANK[d["role"]]:
+                up += bw
+            else:
+                down += bw
+        ratio = down / up if up else (math.inf if down else 0.0)
+        worst[d["role"]] = max(worst.get(d["role"], (0.0, "")), (ratio, n))
+    for role, (ratio, n) in worst.items():
+        if ratio > min(limit, max(reported, 1.0)) * (1 + 1e-3):
+            out.append(f"{site}: {role} {n} is oversubscribed {ratio:.4g}:1 by its links (limit {limit:g}:1, "
+                       f"reported {reported:g}:1)")
+    return out
+
+
+def check_bisection(entry, graph, cat, design) -> list[str]:
+    """Bisection by max-flow/min-cut, per network (plane, rail): leaves in halves, and pods in
+    halves for 3 tiers; the flow meets the NIC bandwidth of the smaller half times the non-blocking
+    share the declared oversubscription of the tiers crossed implies (1 / product of their ratios)."""
+    ratios = declared_ratios(entry)
+    out = []
+    for net, _ in distinct_networks(graph):
+        for cut in cuts(net):
+            share = 1.0 / max(1.0, math.prod(ratios.get(t, 1.0) for t in cut.tiers))
+            need = cut.demand_gbps * share
+            flow = max_flow(net, cut.side_a, cut.side_b)
+            if flow < need * (1 - 1e-9):
+                out.append(f"{entry['name']}: bisection with {cut.name} is {flow / 1e3:,.1f} Tb/s, {flow / need:.0%} of "
+                           f"the {need / 1e3:,.1f} Tb/s that oversubscription {1 / share:g}:1 implies for "
+                           f"{cut.demand_gbps / 1e3:,.1f} Tb/s of NICs on a side (short by {(need - flow) / 1e3:,.1f} Tb/s)")
+                break
+    return out
+
+
+def graph_items(graph, cat) -> tuple[Counter, Counter]:
+    """(links per tier, cable or module items per item) in the graph: a cable a link, or a module at
+    each end of a link (twin-port modules carry two links)."""
+    links, items = Counter(), Counter()
+    by_tier: dict[str, str] = {}
+    for *_, e in graph.edges(data=True):
+        links[e["tier"]] += e["count"]
+        by_tier[e["tier"]] = e["item"]
+    for tier, item in by_tier.items():
+        optic = cat.optics.get(item)
+        if optic is None:
+            continue
+        lpm = int(optic.get("links_per_module") or 1)
+        items[item] += links[tier] if optic["kind"] in ("dac", "aoc") else math.ceil(2 * links[tier] / lpm)
+    return links, items
+
+
+def check_cables(entry, graph, cat, design) -> list[str]:
+    """Each tier's cable or optic exists, runs at the tier's link speed and reaches the project's
+    typical length for the tier; the reported link and module counts equal the graph's."""
+    out, site = [], entry["name"]
+    links, items = graph_items(graph, cat)
+    speeds = {e["tier"]: e["gbps"] for *_, e in graph.edges(data=True)}
+    reported = {lk["tier"]: lk for lk in entry.get("fabric_links", [])}
+    for tier in sorted(set(links) | set(reported)):
+        lk = reported.get(tier)
+        if lk is None:
+            out.append(f"{site}: {links[tier]} {tier} links in the fabric but no cable for them in fabric_links")
+            continue
+        optic = cat.optics.get(lk["item"])
+        length = cat.length_m(tier)
+        if optic is None:
+            out.append(f"{site}: {tier} cable {lk['item']} is not in the optics catalog")
+            continue
+        if float(optic["reach_m"]) < length:
+            out.append(f"{site}: {tier} cable {lk['item']} reaches {optic['reach_m']:g} m, the tier needs {length:g} m")
+        if int(optic["gbps"]) != speeds.get(tier, lk["gbps"]) or lk["gbps"] != speeds.get(tier, lk["gbps"]):
+            out.append(f"{site}: {tier} links run at {speeds.get(tier)}G but {lk['item']} is {optic['gbps']}G "
+                       f"(fabric_links says {lk['gbps']}G)")
+        if lk["count"] != links[tier]:
+            out.append(f"{site}: fabric_links reports {lk['count']} {tier} links, the fabric has {links[tier]}")
+        if off(lk.get("length_m", length), length):
+            out.append(f"{site}: fabric_links gives {tier} {lk['length_m']:g} m, the project's length is {length:g} m")
+    return out
+
+
+def check_site_bom(entry, graph, cat, design) -> list[str]:
+    """BOM quantities equal the graph: nodes, switches per model (plus DCI routers), cables and
+    modules per item."""
+    site = entry["name"]
+    lines = Counter()
+    for row in design["bom"]:
+        if row["site"] == site and row["category"] in ("nodes", "switches", "dci_routers", "optics"):
+            lines[row["category"], row["item"]] += row["quantity"]
+    want = Counter({("nodes", entry.get("node_type") or cat.project["node_type"]): entry["nodes"]})
+    for _, d in graph.nodes(data=True):
+        if d["role"] != "endpoints":
+            want["switches", d["model"]] += 1
+    for t in entry["tiers"]:
+        if t["tier"] == "dci":
+            want["dci_routers", t["model"]] += t["count"]
+    for item, n in graph_items(graph, cat)[1].items():
+        want["optics", item] += n
+    return [f"{site}: BOM lists {lines[key]:g} {key[1]} ({key[0]}), the fabric has {want[key]:g}"
+            for key in sorted(set(lines) | set(want)) if off(lines[key], want[key], rel=0, tol=1e-9)]
+
+
+def check_site_power(entry, graph, cat, design) -> list[str]:
+    """IT power recomputed from the site's BOM items and the catalog, times PUE, is the reported
+    power and within power_mw; nodes within max_nodes; required sites open, excluded ones closed."""
+    site = entry["name"]
+    row = cat.sites[site]
+    watts = sum(line["quantity"] * catalog_unit(line, cat)[1] for line in design["bom"]
+                if line["site"] == site and line["category"] in NODE_CATEGORIES)
+    facility = watts * float(row["pue"]) / 1e6
+    out = []
+    if off(facility, entry["power_mw"]):
+        out.append(f"{site}: facility power is {facility:.6f} MW from the BOM and catalog (IT {watts / 1e6:.6f} MW x "
+                   f"PUE {row['pue']:g}), the design reports {entry['power_mw']:.6f} MW")
+    if entry.get("it_power_mw") is not None and off(watts / 1e6, entry["it_power_mw"]):
+        out.append(f"{site}: IT power is {watts / 1e6:.6f} MW from the BOM and catalog, the design reports "
+                   f"{entry['it_power_mw']:.6f} MW")
+    power = max(facility, entry["power_mw"])
+    if power > float(row["power_mw"]) * (1 + 1e-9):
+        out.append(f"{site}: facility power {power:.3f} MW is above power_mw {row['power_mw']:g} by "
+                   f"{power - float(row['power_mw']):.3f} MW")
+    if entry["nodes"] > int(row["max_nodes"]):
+        out.append(f"{site}: {entry['nodes']} nodes exceed max_nodes {row['max_nodes']} by "
+                   f"{entry['nodes'] - int(row['max_nodes'])}")
+    if row.get("status") == "excluded":
+        out.append(f"{site}: is open but its status is excluded")
+    return out
+
+
+SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
+               check_cables, check_site_bom, check_site_power)
+
+
+# --------------------------------------------------------------------------------------------
+# Whole design
+# --------------------------------------------------------------------------------------------
+
+def check_demand(design, cat) -> list[str]:
+    """GPUs >= gpus_required; totals are the sums over sites; min_sites <= open sites <= max_sites;
+    every required site open."""
+    p, totals, out = cat.project, design["totals"], []
+    gpn = int(cat.node_types[p["node_type"]]["gpus_per_node"])
+    gpus = sum(s["nodes"] * gpn for s in design["sites"] if s["open"])
+    if gpus < int(p["gpus_required"]):
+        out.append(f"the design has {gpus:,} GPUs, {int(p['gpus_required']) - gpus:,} short of gpus_required "
+                   f"{int(p['gpus_required']):,}")
+    opened = [s["name"] for s in design["sites"] if s["open"]]
+    sums = {"gpus": gpus, "nodes": sum(s["nodes"] for s in design["sites"] if s["open"]),
+            "sites_open": len(opened), "coherent_ports": sum(lk["coherent_ports"] for lk in design["links"]),
+            "power_mw": sum(s["power_mw"] for s in design["sites"] if s["open"])}
+    for key, value in sums.items():
+        if key in totals and off(totals[key], value):
+            out.append(f"totals.{key} is {totals[key]:,}, the sum over the design is {value:,}")
+    if len(opened) < int(p.get("min_sites") or 1) or len(opened) > int(p.get("max_sites") or len(opened)):
+        out.append(f"{len(opened)} sites open, outside min_sites {p.get('min_sites')} / max_sites {p.get('max_sites')}")
+    for name, row in cat.sites.items():
+        if row.get("status") == "required" and name not in opened:
+            out.append(f"{name}: status required but the site is not open")
+    return out
+
+
+CATALOG_OF = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
+              "coherent": "coherent", "amplifiers": "amplifiers"}
+
+
+def catalog_unit(line: dict, cat) -> tuple[float, float]:
+    """(unit price, unit power in W) of a BOM line by the inputs; the line's own figures when the
+    item is unknown (check_money reports it)."""
+    category, item = line["category"], line["item"]
+    row = getattr(cat, CATALOG_OF[category]).get(item) if category in CATALOG_OF else None
+    if category == "nodes" and row:
+        return float(row["node_price_usd"]), float(row["node_power_kw"]) * 1e3
+    if row:
+        return float(row["price_usd"]), float(row["power_w"])
+    route = {f"{r['site_a']}--{r['site_b']}": r for r in cat.routes.values()}.get(line["site"])
+    site = cat.sites.get(line["site"], {})
+    price = {"site": site.get("fixed_cost_usd"), "power": site.get("power_cost_usd_per_mw"),
+             "fiber": route and route["fiber_cost_usd_per_pair_km"]}.get(category)
+    return float(line["unit_price_usd"] if price is None else price), float(line["unit_power_w"])
+
+
+def check_money(design, cat) -> list[str]:
+    """Each BOM line: catalog price and power, extended = quantity x price; site fixed cost and
+    facility power lines per the sites table; the BOM total is totals.capex_usd and each site's
+    capex; objective = capex + energy over horizon_years; total cost within budget_usd."""
+    out, p = [], cat.project
+    site_rows = cat.sites
+    capex_by_site: Counter = Counter()
+    for line in design["bom"]:
+        where = f"BOM line {line['site']} / {line['category']} / {line['item']}"
+        if line["category"] in CATALOG_OF and line["item"] not in getattr(cat, CATALOG_OF[line["category"]]):
+            out.append(f"{where}: item not in the inputs' catalog")
+        price, power = catalog_unit(line, cat)
+        if off(line["unit_price_usd"], price) or off(line["unit_power_w"], power):
+            out.append(f"{where}: unit ${line['unit_price_usd']:,.2f} / {line['unit_power_w']:g} W, the catalog says "
+                       f"${price:,.2f} / {power:g} W")
+        if off(line["extended_usd"], line["quantity"] * line["unit_price_usd"]):
+            out.append(f"{where}: extended ${line['extended_usd']:,.2f} is not quantity x unit price "
+                       f"${line['quantity'] * line['unit_price_usd']:,.2f}")
+        capex_by_site[line["site"]] += line["extended_usd"]
+    capex = sum(capex_by_site.values())
+    if off(capex, design["totals"]["capex_usd"]):
+        out.append(f"BOM total ${capex:,.2f} differs from totals.capex_usd ${design['totals']['capex_usd']:,.2f}")
+    years = float(p.get("horizon_years") or 0.0)
+    energy = 0.0
+    for s in design["sites"]:
+        if not s["open"]:
+            continue
+        if off(capex_by_site[s["name"]], s["capex_usd"]):
+            out.append(f"{s['name']}: capex_usd ${s['capex_usd']:,.2f}, its BOM lines add up to "
+                       f"${capex_by_site[s['name']]:,.2f}")
+        row = site_rows[s["name"]]
+        energy += years * HOURS_PER_YEAR * float(row["energy_usd_per_mwh"]) * s["power_mw"]
+        lines = {ln["category"]: ln for ln in design["bom"] if ln["site"] == s["name"]}
+        if "power" in lines and off(lines["power"]["quantity"], s["power_mw"]):
+            out.append(f"{s['name']}: the BOM buys {lines['power']['quantity']:.6f} MW of facility power, the site "
+                       f"uses {s['power_mw']:.6f} MW")
+        if float(row["fixed_cost_usd"]) > 0 and "site" not in lines:
+            out.append(f"{s['name']}: the BOM has no line for the site's fixed cost ${row['fixed_cost_usd']:,.0f}")
+    if off(energy, design["totals"].get("energy_usd", 0.0)):
+        out.append(f"energy over {years:g} years is ${energy:,.2f}, totals.energy_usd says "
+                   f"${design['totals'].get('energy_usd', 0.0):,.2f}")
+    if off(design["objective_usd"], capex + energy):
+        out.append(f"objective_usd ${design['objective_usd']:,.2f} is not capex + energy ${capex + energy:,.2f}")
+    budget = p.get("budget_usd")
+    if budget is not None and capex + energy > float(budget) * (1 + 1e-9):
+        out.append(f"total cost ${capex + energy:,.0f} is above budget_usd ${float(budget):,.0f} by "
+                   f"${capex + energy - float(budget):,.0f}")
+    return out
+
+
+def check_links(design, cat) -> list[str]:
+    """Per used route: both ends open, a route of the inputs; coherent reach >= distance;
+    wavelengths <= floor(4800 GHz / channel) x fiber pairs; fiber pairs within those available;
+    amplifiers = (ceil(distance / spacing) - 1) x pairs; ports = 2 x wavelengths; capacity =
+    wavelengths x rate; RTT = 2 x 4.9 us/km x distance; the route's BOM lines match."""
+    out = []
+    opened = {s["name"] for s in design["sites"] if s["open"]}
+    bom = defaultdict(float)
+    for line in design["bom"]:
+        bom[line["site"], line["category"]] += line["quantity"]
+    for link in design["links"]:
+        a, b = link["site_a"], link["site_b"]
+        name = f"route {a}--{b}"
+        route = cat.routes.get(frozenset((a, b)))
+        co = cat.coherent.get(link["coherent_model"])
+        if route is None or co is None:
+            out.append(f"{name}: {'no such route in the inputs' if route is None else 'coherent type unknown'}")
+            continue
+        dist, pairs, waves = float(route["distance_km"]), int(link["fiber_pairs"]), int(link["wavelengths"])
+        for end in (a, b):
+            if end not in opened:
+                out.append(f"{name}: carries traffic but {end} is not open")
+        if float(co["reach_km"]) < dist:
+            out.append(f"{name}: {co['name']} reaches {co['reach_km']:g} km, the route is {dist:g} km")
+        channels = int(C_BAND_GHZ // float(co["channel_ghz"]))
+        if waves > channels * pairs:
+            out.append(f"{name}: {waves} wavelengths on {pairs} fiber pair(s) of {channels} channels each: "
+                       f"{waves - channels * pairs} too many")
+        if pairs > int(route["fiber_pairs"]):
+            out.append(f"{name}: uses {pairs} fiber pairs, {route['fiber_pairs']} available "
+                       f"({pairs - int(route['fiber_pairs'])} beyond)")
+        amps = max(0, math.ceil(dist / float(route.get("amplifier_spacing_km") or 80.0)) - 1) * pairs
+        figures = {"amplifiers": (link["amplifiers"], amps), "coherent_ports": (link["coherent_ports"], 2 * waves),
+                   "capacity_gbps": (link["capacity_gbps"], waves * float(co["gbps"])),
+                   "rtt_ms": (link["rtt_ms"], 2 * FIBER_US_PER_KM * dist / 1e3)}
+        if link.get("distance_km") is not None:
+            figures["distance_km"] = (link["distance_km"], dist)
+        for key, (got, want) in figures.items():
+            if off(got, want, rel=1e-9, tol=1e-9):
+                out.append(f"{name}: {key} is {got:g}, {want:g} by the rule (wavelengths {waves}, pairs {pairs})")
+        for category, want in (("amplifiers", amps), ("fiber", pairs * dist)):
+            if off(bom[f"{a}--{b}", category], want):
+                out.append(f"{name}: BOM has {bom[f'{a}--{b}', category]:g} {category}, the route needs {want:g}")
+    return out
+
+
+def check_intersite(design, cat) -> list[str]:
+    """Per open site: coherent modules in the BOM = wavelengths of its routes; DCI router ports hold
+    every coherent port and as much toward the fabric (2 x capacity); router buffers >=
+    buffer_bdp_factor x sum of capacity x RTT (MB = Gb/s x ms / 8). With more than one site open:
+    capacity >= dci_ratio x NIC bandwidth, open sites connected over used routes, and every pair
+    within max_site_rtt_ms over used routes."""
+    out, p = [], cat.project
+    graph = build_intersite_graph(design)
+    used = nx.Graph([(u, v, d) for u, v, d in graph.edges(data=True) if d.get("used")])
+    opened = [s for s in design["sites"] if s["open"]]
+    node = cat.node_types[p["node_type"]]
+    factor = float(p.get("buffer_bdp_factor") or 1.0)
+    coherent_bom = Counter()
+    for line in design["bom"]:
+        if line["category"] == "coherent":
+            coherent_bom[line["site"], line["item"]] += line["quantity"]
+    for s in opened:
+        name = s["name"]
+        mine = [d for *_, d in used.edges(name, data=True)] if name in used else []
+        waves = Counter()
+        for d in mine:
+            waves[d["coherent_model"]] += d["wavelengths"]
+        for model in set(waves) | {m for (site, m) in coherent_bom if site == name}:
+            if coherent_bom[name, model] != waves[model]:
+                out.append(f"{name}: BOM lists {coherent_bom[name, model]:g} {model} modules, its routes carry "
+                           f"{waves[model]} wavelengths")
+        cap = sum(d["capacity_gbps"] for d in mine)
+        bdp = sum(d["capacity_gbps"] * d["rtt_ms"] / 8 for d in mine)
+        dci = [t for t in s["tiers"] if t["tier"] == "dci"]
+        pool = sum(t["count"] * cat.pool_gbps(t["model"]) for t in dci)
+        buffers = sum(t["count"] * float(cat.switches[t["model"]]["buffer_mb"]) for t in dci)
+        if pool < 2 * cap - 1e-6:
+            out.append(f"{name}: DCI router ports carry {pool:,.0f} Gb/s, the {cap:,.0f} Gb/s of coherent ports and "
+                       f"as much toward the fabric need {2 * cap:,.0f} ({2 * cap - pool:,.0f} short)")
+        for t in dci:
+            for d in mine:
+                gbps = int(cat.coherent[d["coherent_model"]]["gbps"])
+                if gbps not in cat.speeds(t["model"]):
+                    out.append(f"{name}: DCI router {t['model']} has no {gbps}G port for {d['coherent_model']}")
+        if buffers < factor * bdp * (1 - 1e-9):
+            out.append(f"{name}: DCI router buffers hold {buffers:,.0f} MB, the bandwidth-delay product needs "
+                       f"{factor * bdp:,.0f} MB (x{factor:g}; {factor * bdp - buffers:,.0f} MB short)")
+        if len(opened) > 1:
+            need = float(p["dci_ratio"]) * s["nodes"] * int(node["nics_per_node"]) * float(node["nic_gbps"])
+            if cap < need * (1 - 1e-9):
+                out.append(f"{name}: inter-site capacity {cap:,.0f} Gb/s is below dci_ratio {float(p['dci_ratio']):g} "
+                           f"x NIC bandwidth = {need:,.0f} Gb/s ({need - cap:,.0f} short)")
+    names = [s["name"] for s in opened]
+    if len(names) > 1:
+        used.add_nodes_from(names)
+        parts = [sorted(c & set(names)) for c in nx.connected_components(used) if c & set(names)]
+        if len(parts) > 1:
+            out.append(f"open sites are not connected over used routes: {' | '.join(', '.join(c) for c in parts)}")
+        limit = p.get("max_site_rtt_ms")
+        if limit is not None:
+            for a in names:
+                rtt = nx.single_source_dijkstra_path_length(used, a, weight="rtt_ms")
+                for b in names:
+                    if a < b and b in rtt and rtt[b] > float(limit) + 1e-9:
+                        out.append(f"sites {a} and {b}: RTT {rtt[b]:.3f} ms over used routes is above max_site_rtt_ms "
+                                   f"{float(limit):g} by {rtt[b] - float(limit):.3f} ms")
+    return out
+
+
+DESIGN_CHECKS = (check_demand, check_money, check_links, check_intersite)
+
+
+# --------------------------------------------------------------------------------------------
+# Against a workbook
+# --------------------------------------------------------------------------------------------
+
+def with_workbook(design: dict, workbook, out: list[str]) -> dict:
+    """The design with the workbook's tables as its inputs; each difference from the echo is noted."""
+    from designer.workbook import load_inputs
+
+    inputs = load_inputs(workbook)
+    tables = {"project": dict(inputs.project), "routes": records(inputs.routes, None)}
+    for name, key in (("sites", "name"), ("node_types", "name"), ("switches", "model"), ("optics", "name"),
+                      ("coherent", "name"), ("amplifiers", "name"), ("protocols", "name")):
+        tables[name] = records(getattr(inputs, name), key)
+    echo = design.get("inputs") or {}
+    for name, table in tables.items():
+        out += [f"the design's inputs differ from {workbook}: {d}" for d in differences(name, table, echo.get(name))]
+    return {**copy.copy(design), "inputs": {**echo, **tables}}
+
+
+def differences(name: str, mine, theirs) -> list[str]:
+    """Cells of one input table that differ between the workbook (mine) and the design's echo."""
+    if name == "project":
+        theirs = theirs or {}
+        return [f"project.{k} is {theirs.get(k)!r} in the design, {v!r} in the workbook" for k, v in mine.items()
+                if k != "name" and not same(v, theirs.get(k))]
+    if len(mine) != len(theirs or []):
+        return [f"{name} has {len(theirs or [])} rows in the design, {len(mine)} in the workbook"]
+    return [f"{name} row {i + 1} {k} is {b.get(k)!r} in the design, {v!r} in the workbook"
+            for i, (a, b) in enumerate(zip(mine, theirs)) for k, v in a.items() if k != "source" and not same(v, b.get(k))]
+
+
+def records(frame, key: str | None) -> list[dict]:
+    rows = frame.reset_index() if key else frame
+    return [{k: plain(v) for k, v in row.items()} for row in rows.to_dict("records")]
+
+
+def plain(value):
+    if hasattr(value, "item"):
+        value = value.item()
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def same(a, b) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return not off(a, b, rel=1e-12, tol=1e-12)
+    return a == b

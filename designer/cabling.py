@@ -1,0 +1,131 @@
+"""Cabling plan (cabling.csv) and switch-level graph (fabric.graphml) of a design.
+
+cabling.csv has one row per link, port to port, in the graph order of designer.fabric: a node's
+NIC k is port ``p<k>``; a switch numbers its down ports from p1 and its up ports after its down
+ports (a leaf with 32 down ports has uplinks from p33); mesh links use up ports. Coherent links
+(one a wavelength) join DCI routers, spread over a site's routers in turn. ``links`` is 1 on every
+row unless the plan would exceed GROUP_ABOVE rows: then the NICs on one leaf share one row
+(device ``<leaf>-nodes``, port range ``p1-p32`` on the leaf, ``links`` = NICs), which keeps a
+multi-million-NIC plan a few hundred thousand rows.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import networkx as nx
+
+from designer.fabric import build_intersite_graph, build_site_graph, device_prefix, members
+from designer.flows import RANK
+
+COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",
+           "length_class", "links"]
+GROUP_ABOVE = 2_000_000
+LENGTH_CLASSES = ((5, "in-rack"), (30, "in-row"), (100, "data hall"), (2000, "campus"), (120_000, "metro dwdm"))
+
+
+def length_class(metres: float) -> str:
+    return next((name for limit, name in LENGTH_CLASSES if metres <= limit), "long-haul dwdm")
+
+
+def site_graphs(solution: dict) -> list[nx.Graph]:
+    return [build_site_graph(s, solution) for s in solution["sites"] if s["open"]]
+
+
+def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = None) -> int:
+    """Write cabling.csv; returns the number of links it lists."""
+    graphs = site_graphs(solution) if graphs is None else graphs
+    rows = sum(e["count"] for g in graphs for *_, e in g.edges(data=True))
+    group = rows > GROUP_ABOVE
+    links = 0
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        for graph in graphs:
+            for row in fabric_rows(graph, solution, group):
+                writer.writerow(row)
+                links += row[-1]
+        for row in coherent_rows(solution):
+            writer.writerow(row)
+            links += 1
+    return links
+
+
+def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
+    """Rows of one site's fabric links, in graph order."""
+    site = graph.graph["site"]
+    entry = next(s for s in solution["sites"] if s["name"] == site)
+    width = max(4, len(str(entry["nodes"])))
+    prefix = device_prefix(site)
+    next_port = defaultdict(int)
+
+    def port(switch: str, up: bool) -> str:
+        key = (switch, up)
+        if key not in next_port:
+            next_port[key] = graph.nodes[switch]["down_ports"] if up else 0
+        next_port[key] += 1
+        return f"p{next_port[key]}"
+
+    for u, v, e in graph.edges(data=True):
+        low, high = sorted((u, v), key=lambda n: RANK[graph.nodes[n]["role"]])
+        common = [e["gbps"], e["item"], e["kind"], e["length_m"], length_class(e["length_m"])]
+        if graph.nodes[low]["role"] == "endpoints":
+            if group:
+                first = port(high, False)
+                for _ in range(e["count"] - 1):
+                    last = port(high, False)
+                yield [site, low, "", high, f"{first}-{last}" if e["count"] > 1 else first, *common, e["count"]]
+                continue
+            for node, nic in members(graph, low, graph.graph["rails"]):
+                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", high, port(high, False), *common, 1]
+            continue
+        mesh = e["tier"] == "leaf_leaf"
+        for _ in range(e["count"]):
+            yield [site, low, port(low, True), high, port(high, mesh), *common, 1]
+
+
+def coherent_rows(solution: dict):
+    """One row per wavelength: a coherent module in a DCI router port at each end of the route."""
+    routers = {}
+    for s in solution["sites"]:
+        names = [f"{device_prefix(s['name'])}-dci-{i + 1:02d}"
+                 for i in range(sum(t["count"] for t in s["tiers"] if t["tier"] == "dci"))]
+        routers[s["name"]] = names
+    turn, used = defaultdict(int), defaultdict(int)
+
+    def port(site: str) -> tuple[str, str]:
+        names = routers.get(site) or [f"{device_prefix(site)}-dci-??"]
+        router = names[turn[site] % len(names)]
+        turn[site] += 1
+        used[router] += 1
+        return router, f"p{used[router]}"
+
+    graph = build_intersite_graph(solution)
+    for a, b, d in graph.edges(data=True):
+        if not d.get("used"):
+            continue
+        gbps = d["capacity_gbps"] / d["wavelengths"] if d["wavelengths"] else 0
+        metres = d["distance_km"] * 1000
+        for _ in range(d["wavelengths"]):
+            (ra, pa), (rb, pb) = port(a), port(b)
+            yield [f"{a}--{b}", ra, pa, rb, pb, int(gbps), d["coherent_model"], "coherent", metres,
+                   length_class(metres), 1]
+
+
+def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = None) -> None:
+    """The sites' fabrics as one switch-level graph (endpoint groups included) in GraphML."""
+    graphs = site_graphs(solution) if graphs is None else graphs
+    whole = nx.Graph(name=str(solution.get("name", "")))
+    for graph in graphs:
+        whole.add_nodes_from(graph.nodes(data=True))
+        whole.add_edges_from(graph.edges(data=True))
+    nx.write_graphml(whole, path)
+
+
+def write_fabric_files(stage: Path, solution: dict) -> None:
+    """cabling.csv and fabric.graphml into an output folder, from one build of the site graphs."""
+    graphs = site_graphs(solution)
+    write_cabling(solution, Path(stage) / "cabling.csv", graphs)
+    write_graphml(solution, Path(stage) / "fabric.graphml", graphs)

@@ -1,0 +1,310 @@
+"""The concrete fabric of a design, rebuilt from design.json alone (nothing from models/).
+
+A site's scale-out fabric is a networkx Graph. Nodes are switches (``role`` leaf | spine | core,
+``model``, ``ports`` in use, ``site``, ``plane``, ``network``) and, per leaf, one node for the NICs
+on it (``role`` endpoints, ``ports`` = NICs), so a 100k-GPU fabric stays a few thousand nodes. One
+edge holds every link between two nodes (``count``, ``gbps``, ``tier``, ``item``, ``kind``,
+``length_m``). The wiring is derived here from the design's tier counts and port splits:
+
+- networks: ``planes`` identical fabrics, and one per rail as well for rail_only; a tier's count
+  is split evenly over them (a remainder goes to the first ones and is reported);
+- endpoints: rail_optimized: a scalable unit (SU) holds d1 nodes and has one leaf per rail;
+  rail_only: NIC r of every node is in rail r's network, d1 nodes a leaf; otherwise a plane's
+  NICs fill the leaves d1 at a time, node by node;
+- 2-tier Clos: uplink t of leaf l goes to spine (l u1 + t) mod S, so a leaf has u1 / S links to
+  every spine when S divides u1 (uniform striping);
+- 3-tier: pods of d2 leaves under u1 aggregation switches (Al-Fares); leaves left over form
+  smaller pods whose aggregation count divides u1; inside a pod, uplink t of leaf i goes to
+  aggregation switch (i u1 + t) mod a; uplink t of aggregation switch j goes to core (j u2 + t) mod C;
+- leaf_mesh: u1 rounds of a round-robin tournament between the leaves (every pair joined once
+  u1 >= leaves - 1).
+
+Problems met while wiring (NICs with no leaf port, a pod with no aggregation switch, a count
+that does not split over the networks) are sentences in ``graph.graph["problems"]``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import networkx as nx
+
+from designer.catalog import port_modes
+
+SWITCH_ROLES = ("leaf", "spine", "core")
+LENGTH_KEYS = {"node_leaf": "cable_m_node_leaf", "leaf_spine": "cable_m_leaf_spine",
+               "leaf_leaf": "cable_m_leaf_spine", "spine_core": "cable_m_spine_core"}
+
+
+class Catalog:
+    """The echoed input tables of a design, keyed by name."""
+
+    def __init__(self, inputs: dict):
+        self.project = inputs.get("project", {})
+        keyed = {"sites": "name", "node_types": "name", "switches": "model", "optics": "name",
+                 "coherent": "name", "amplifiers": "name", "protocols": "name"}
+        for table, key in keyed.items():
+            setattr(self, table, {str(r[key]): r for r in inputs.get(table) or []})
+        self.routes = {frozenset((r["site_a"], r["site_b"])): r for r in inputs.get("routes") or []}
+        self.modes = {m: port_modes(r["port_modes"]) for m, r in self.switches.items()}
+
+    def pool_gbps(self, model: str) -> float:
+        """A switch's bandwidth: its port modes carry the same total (ports x Gb/s)."""
+        return max(g * n for g, n in self.modes[model].items())
+
+    def speeds(self, model: str) -> set[int]:
+        return set(self.modes[model])
+
+    def length_m(self, tier: str) -> float:
+        return float(self.project.get(LENGTH_KEYS[tier]) or 0.0)
+
+
+def device_prefix(site: str) -> str:
+    return re.sub(r"\s+", "-", str(site).strip())
+
+
+def tier_rows(entry: dict) -> dict[str, dict]:
+    """The fabric tiers of a site entry by tier name (DCI routers left out)."""
+    return {t["tier"]: t for t in entry.get("tiers", []) if t["tier"] != "dci"}
+
+
+def network_shape(entry: dict, node: dict) -> tuple[int, int, int]:
+    """(planes, rails, networks): rails = NICs per node in one plane; rail_only has one network per rail."""
+    planes = int(node["planes"])
+    rails = int(node["nics_per_node"]) // planes
+    return planes, rails, planes * (rails if entry["topology"] == "rail_only" else 1)
+
+
+def share(count: int, parts: int, k: int) -> int:
+    """Part k of count split evenly over parts (the first ones take the remainder)."""
+    return count // parts + (1 if k < count % parts else 0)
+
+
+def build_site_graph(site, design: dict) -> nx.Graph:
+    """The scale-out fabric of one open site (a site entry or name) as a networkx Graph."""
+    entry = site if isinstance(site, dict) else next(s for s in design["sites"] if s["name"] == site)
+    cat = Catalog(design.get("inputs", {}))
+    node = cat.node_types[entry.get("node_type") or cat.project["node_type"]]
+    planes, rails, nets = network_shape(entry, node)
+    graph = nx.Graph(site=entry["name"], topology=entry["topology"], fabric_tiers=int(entry.get("fabric_tiers") or 0),
+                     planes=planes, rails=rails, networks=nets, problems=[])
+    rows = tier_rows(entry)
+    for role in SWITCH_ROLES:
+        count = int(rows[role]["count"]) if role in rows else 0
+        if count % nets:
+            graph.graph["problems"].append(f"{entry['name']}: {count} {role} switches do not split evenly over "
+                                           f"{nets} identical networks (planes x rails); off by {count % nets}")
+    builder = Wiring(graph, entry, cat, rows, rails)
+    for k in range(nets):
+        builder.network(k, plane=k // (nets // planes), rail=k % rails if entry["topology"] == "rail_only" else None)
+    for name, data in graph.nodes(data=True):
+        if data["role"] != "endpoints":
+            data["ports"] = sum(e["count"] for e in graph.adj[name].values())
+    return graph
+
+
+class Wiring:
+    """Adds the switches, endpoint groups and links of each network of one site to ``graph``."""
+
+    def __init__(self, graph: nx.Graph, entry: dict, cat: Catalog, rows: dict, rails: int):
+        self.g, self.entry, self.cat, self.rows, self.rails = graph, entry, cat, rows, rails
+        self.site = entry["name"]
+        self.prefix = device_prefix(self.site)
+        self.links = {lk["tier"]: lk for lk in entry.get("fabric_links", [])}
+        self.nets = graph.graph["networks"]
+        self.problems = graph.graph["problems"]
+
+    def count(self, role: str, k: int) -> int:
+        return share(int(self.rows[role]["count"]), self.nets, k) if role in self.rows else 0
+
+    def name(self, plane: int, role: str, label: str) -> str:
+        p = f"-p{plane + 1}" if self.g.graph["planes"] > 1 else ""
+        return f"{self.prefix}{p}-{role}-{label}"
+
+    def add_switch(self, name: str, role: str, k: int, plane: int, **extra) -> str:
+        self.g.add_node(name, role=role, model=str(self.rows[role]["model"]), site=self.site, plane=plane + 1,
+                        network=k, ports=0, down_ports=int(self.rows[role].get("down_ports") or 0), **extra)
+        return name
+
+    def link(self, a: str, b: str, tier: str, gbps: int, count: int = 1) -> None:
+        if count <= 0:
+            return
+        if self.g.has_edge(a, b):
+            self.g.edges[a, b]["count"] += count
+            return
+        cable = self.links.get(tier, {})
+        self.g.add_edge(a, b, count=count, gbps=int(gbps), tier=tier, item=str(cable.get("item", "")),
+                        kind=str(cable.get("kind", "")), length_m=self.cat.length_m(tier))
+
+    def network(self, k: int, plane: int, rail: int | None) -> None:
+        topology = self.entry["topology"]
+        leaf = self.rows["leaf"]
+        d1 = int(leaf["down_ports"])
+        leaves = self.leaves(k, plane, rail, d1)
+        tiers = int(self.entry.get("fabric_tiers") or 1)
+        if topology == "leaf_mesh" and tiers == 2:
+            self.mesh(leaves, int(leaf["up_ports"]), int(leaf["down_gbps"]))
+        elif tiers == 2:
+            spines = [self.add_switch(self.name(plane, "spine", self.label(j, self.count("spine", k), rail)),
+                                      "spine", k, plane, index=j) for j in range(self.count("spine", k))]
+            self.stripe(leaves, spines, int(leaf["up_ports"]), int(leaf["up_gbps"]), "leaf_spine")
+        elif tiers == 3:
+            self.three_tier(k, plane, leaves)
+
+    @staticmethod
+    def label(j: int, total: int, rail: int | None = None) -> str:
+        r = f"r{rail + 1}-" if rail is not None else ""
+        return f"{r}{j + 1:0{max(2, len(str(total)))}d}"
+
+    def leaves(self, k: int, plane: int, rail: int | None, d1: int) -> list[str]:
+        """The network's leaves, each with its endpoint group; NICs left without a port are reported."""
+        topology = self.entry["topology"]
+        nodes = int(self.entry["nodes"])
+        count = self.count("leaf", k)
+        out, attached = [], 0
+        if topology == "rail_optimized":
+            sus = int(self.entry.get("scalable_units") or math.ceil(nodes / d1))
+            if count != sus * self.rails:
+                self.problems.append(f"{self.site}: {count} leaves in a plane, but rail_optimized needs one per rail "
+                                     f"per SU: {self.rails} rails x {sus} SUs = {sus * self.rails}")
+            width = max(1, len(str(sus)))
+            for i in range(count):
+                su, r = divmod(i, self.rails)
+                label = f"r{r + 1}-su{su + 1:0{width}d}"
+                members = (su * d1, max(0, min(d1, nodes - su * d1)), plane * self.rails + r)
+                out.append(self.leaf(self.name(plane, "leaf", label), k, plane, members, rail=r + 1, su=su + 1))
+                attached += members[1]
+            total = nodes * self.rails
+        else:
+            per_node = 1 if topology == "rail_only" else self.rails
+            total = nodes * per_node
+            for i in range(count):
+                first = i * d1
+                nic = plane * self.rails + rail if rail is not None else -1
+                members = (first, max(0, min(d1, total - first)), nic)
+                out.append(self.leaf(self.name(plane, "leaf", self.label(i, count, rail)), k, plane, members))
+                attached += members[1]
+        if attached < total:
+            what = f"rail {rail + 1} of plane {plane + 1}" if rail is not None else f"plane {plane + 1}"
+            self.problems.append(f"{self.site}: {total - attached} of {total} NICs in {what} have no leaf port "
+                                 f"({count} leaves x {d1} down ports)")
+        return out
+
+    def leaf(self, name: str, k: int, plane: int, members: tuple[int, int, int], **extra) -> str:
+        """A leaf and its endpoint group: ``first`` is a node (fixed ``nic``) or a NIC index (nic -1)."""
+        first, count, nic = members
+        self.add_switch(name, "leaf", k, plane, **extra)
+        if count:
+            group = f"{name}-nodes"
+            self.g.add_node(group, role="endpoints", model=str(self.entry.get("node_type", "")), site=self.site,
+                            plane=plane + 1, network=k, ports=count, leaf=name, first=first, nic=nic)
+            self.link(group, name, "node_leaf", int(self.rows["leaf"]["down_gbps"]), count)
+        return name
+
+    def stripe(self, lower: list[str], upper: list[str], uplinks: int, gbps: int, tier: str) -> None:
+        """Uplink t of lower switch i goes to upper switch (i x uplinks + t) mod len(upper)."""
+        if not upper:
+            if lower:
+                self.problems.append(f"{self.site}: {len(lower)} switches ({lower[0]}, ...) have {uplinks} uplinks "
+                                     "each but no switch above them")
+            return
+        for i, low in enumerate(lower):
+            per = Counter((i * uplinks + t) % len(upper) for t in range(uplinks))
+            for j, n in per.items():
+                self.link(low, upper[j], tier, gbps, n)
+
+    def three_tier(self, k: int, plane: int, leaves: list[str]) -> None:
+        spine, core = self.rows["spine"], self.rows.get("core", {"count": 0})
+        u1, d2 = int(self.rows["leaf"]["up_ports"]), int(spine["down_ports"])
+        aggs_total = self.count("spine", k)
+        cores = [self.add_switch(self.name(plane, "core", self.label(c, self.count("core", k))), "core", k, plane,
+                                 index=c) for c in range(self.count("core", k))]
+        aggs, start = [], 0
+        for p, (n_leaves, n_aggs) in enumerate(pods(len(leaves), aggs_total, u1, d2)):
+            members = leaves[start:start + n_leaves]
+            start += n_leaves
+            pod = [self.add_switch(self.name(plane, "spine", f"pod{p + 1:02d}-{j + 1:02d}"), "spine", k, plane,
+                                   pod=p + 1, index=j) for j in range(n_aggs)]
+            for leaf in members:
+                self.g.nodes[leaf]["pod"] = p + 1
+            if members and not pod:
+                self.problems.append(f"{self.site}: pod {p + 1} ({len(members)} leaves) has no aggregation switch: "
+                                     f"{aggs_total} in the plane, {u1} uplinks a leaf, {d2} down ports a switch")
+            self.stripe(members, pod, u1, int(self.rows["leaf"]["up_gbps"]), "leaf_spine")
+            aggs += pod
+        self.stripe(aggs, cores, int(spine["up_ports"]), int(spine["up_gbps"] or 0), "spine_core")
+
+    def mesh(self, leaves: list[str], uplinks: int, gbps: int) -> None:
+        for (a, b), n in mesh_pairs(len(leaves), uplinks).items():
+            self.link(leaves[a], leaves[b], "leaf_leaf", gbps, n)
+
+
+def pods(leaves: int, aggs: int, u1: int, d2: int) -> list[tuple[int, int]]:
+    """(leaves, aggregation switches) per pod: full pods of d2 leaves under u1 switches first, then
+    pods whose switch count is the largest divisor of u1 left, each holding a x d2 / u1 leaves."""
+    out = []
+    while leaves > 0:
+        a = max((x for x in range(1, u1 + 1) if u1 % x == 0 and x <= aggs), default=0)
+        n = min(leaves, max(1, a * d2 // u1)) if a else leaves
+        out.append((n, a))
+        leaves, aggs = leaves - n, aggs - a
+    if aggs > 0:
+        out.append((0, aggs))
+    return out
+
+
+def mesh_pairs(n: int, ports: int) -> Counter:
+    """Links per leaf pair: ``ports`` link ends a leaf. Even n: rounds of the circle method (each a
+    perfect matching); odd n: circulant offsets 1..(n-1)/2 in turn, two link ends a leaf each."""
+    pairs: Counter = Counter()
+    if n < 2:
+        return pairs
+    if n % 2 == 0:
+        for t in range(ports):
+            r = t % (n - 1)
+            pairs[tuple(sorted((r, n - 1)))] += 1
+            for k in range(1, n // 2):
+                pairs[tuple(sorted(((r + k) % (n - 1), (r - k) % (n - 1))))] += 1
+    else:
+        for t in range(ports // 2):
+            k = t % ((n - 1) // 2) + 1
+            for i in range(n):
+                pairs[tuple(sorted((i, (i + k) % n)))] += 1
+    return pairs
+
+
+def members(graph: nx.Graph, group: str, rails: int) -> list[tuple[int, int]]:
+    """(node index, NIC index) of every NIC in an endpoint group."""
+    data = graph.nodes[group]
+    first, count, nic = data["first"], data["ports"], data["nic"]
+    if nic >= 0:
+        return [(first + i, nic) for i in range(count)]
+    offset = (data["plane"] - 1) * rails
+    return [((first + i) // rails, offset + (first + i) % rails) for i in range(count)]
+
+
+def build_intersite_graph(design: dict) -> nx.Graph:
+    """Sites as nodes (open, nodes, dci capacity) and every usable fiber route of the inputs as an
+    edge (distance, fiber pairs available, RTT; for used routes the design's link figures, used=True)."""
+    cat = Catalog(design.get("inputs", {}))
+    graph = nx.Graph()
+    for s in design["sites"]:
+        graph.add_node(s["name"], open=bool(s["open"]), nodes=int(s.get("nodes") or 0),
+                       dci_capacity_gbps=float(s.get("dci_capacity_gbps") or 0.0))
+    for route in cat.routes.values():
+        a, b = route["site_a"], route["site_b"]
+        if a in graph and b in graph:
+            graph.add_edge(a, b, distance_km=float(route["distance_km"]), fiber_pairs_available=int(route["fiber_pairs"]),
+                           amplifier_spacing_km=float(route.get("amplifier_spacing_km") or 80.0), used=False,
+                           capacity_gbps=0.0, wavelengths=0, fiber_pairs=0)
+    for link in design.get("links", []):
+        a, b = link["site_a"], link["site_b"]
+        if not graph.has_edge(a, b):
+            graph.add_edge(a, b, distance_km=float(link.get("distance_km") or 0.0), fiber_pairs_available=0,
+                           amplifier_spacing_km=80.0, route_missing=True)
+        graph.edges[a, b].update(used=True, **{k: link[k] for k in ("coherent_model", "wavelengths", "coherent_ports",
+                                                                    "fiber_pairs", "amplifiers", "capacity_gbps",
+                                                                    "rtt_ms")})
+    return graph

@@ -1,0 +1,99 @@
+"""Resilience of a design: what one failure leaves (design.json ``resilience``).
+
+- Per open site: the bisection bandwidth (max-flow across the site's balanced cut, designer.flows,
+  summed over its planes and rails) and what is left of it after losing the most loaded spine
+  (aggregation) switch, and the most loaded core switch.
+- Per used route: the inter-site capacity left without it, and whether the open sites stay connected.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from designer.fabric import build_intersite_graph, build_site_graph
+from designer.flows import cuts, distinct_networks, max_flow, most_loaded
+
+
+def resilience(design: dict) -> dict:
+    return {"sites": [site_resilience(s, design) for s in design["sites"] if s["open"]],
+            "routes": route_resilience(design)}
+
+
+def site_resilience(entry: dict, design: dict) -> dict:
+    """Bisection of the site and what is left after losing its most loaded spine, core switch."""
+    nets = []
+    for net, copies in distinct_networks(build_site_graph(entry, design)):
+        site_cuts = cuts(net)
+        if site_cuts:
+            cut = site_cuts[-1]
+            nets.append((net, copies, cut, max_flow(net, cut.side_a, cut.side_b)))
+    total = sum(copies * flow for _, copies, _, flow in nets)
+    out = {"site": entry["name"], "bisection_gbps": total if nets else None}
+    for role in ("spine", "core"):
+        loaded = [(most_loaded(net, role), net, cut, flow) for net, _, cut, flow in nets]
+        loaded = [x for x in loaded if x[0]]
+        if not loaded:
+            out[role] = None
+            continue
+        (_, victim), net, cut, flow = max(loaded, key=lambda x: x[0][0])
+        left = total - flow + max_flow(net, cut.side_a, cut.side_b, removed={victim})
+        out[role] = {"device": victim, "bisection_left_gbps": left, "share_left": left / total if total else None}
+    return out
+
+
+def route_resilience(design: dict) -> list[dict]:
+    """For each used route: capacity left on the others and whether the open sites stay connected."""
+    graph = build_intersite_graph(design)
+    opened = {s["name"] for s in design["sites"] if s["open"]}
+    used = [(a, b, d) for a, b, d in graph.edges(data=True) if d.get("used")]
+    total = sum(d["capacity_gbps"] for *_, d in used)
+    out = []
+    for a, b, d in used:
+        rest = nx.Graph([(u, v) for u, v, _ in used if {u, v} != {a, b}])
+        rest.add_nodes_from(opened)
+        connected = any(opened <= c for c in nx.connected_components(rest))
+        left = total - d["capacity_gbps"]
+        out.append({"route": f"{a}--{b}", "capacity_gbps": d["capacity_gbps"], "capacity_left_gbps": left,
+                    "share_left": left / total if total else None, "sites_connected": connected})
+    return out
+
+
+ROW_COLUMNS = ["scope", "failure", "device", "before_gbps", "after_gbps", "share_left", "sites_connected"]
+
+
+def rows(res: dict | None) -> list[dict]:
+    """The resilience figures as flat rows (the design workbook's resilience sheet)."""
+    out = []
+    for s in (res or {}).get("sites", []):
+        out.append({"scope": s["site"], "failure": "none", "device": None, "before_gbps": s["bisection_gbps"],
+                    "after_gbps": s["bisection_gbps"], "share_left": 1.0 if s["bisection_gbps"] else None,
+                    "sites_connected": None})
+        for role in ("spine", "core"):
+            if s.get(role):
+                out.append({"scope": s["site"], "failure": f"most loaded {role}", "device": s[role]["device"],
+                            "before_gbps": s["bisection_gbps"], "after_gbps": s[role]["bisection_left_gbps"],
+                            "share_left": s[role]["share_left"], "sites_connected": None})
+    for r in (res or {}).get("routes", []):
+        out.append({"scope": "inter-site", "failure": "route cut", "device": r["route"],
+                    "before_gbps": r["capacity_gbps"] + r["capacity_left_gbps"], "after_gbps": r["capacity_left_gbps"],
+                    "share_left": r["share_left"], "sites_connected": r["sites_connected"]})
+    return out
+
+
+def summary_lines(res: dict | None) -> list[str]:
+    """One line for the sites' bisection after one switch down, one for the worst route cut."""
+    if not res:
+        return []
+    parts = []
+    for s in res["sites"]:
+        left = [f"{s[r]['share_left']:.1%} without a {r}" for r in ("spine", "core") if s.get(r)]
+        if left:
+            parts.append(f"{s['site']} {', '.join(left)}")
+    lines = [f"  resilience: bisection left: {'; '.join(parts)}"] if parts else []
+    if res["routes"]:
+        worst = min(res["routes"], key=lambda r: r["share_left"] or 0.0)
+        cut = [r["route"] for r in res["routes"] if not r["sites_connected"]]
+        lines.append(f"  resilience: losing {worst['route']} leaves {worst['share_left']:.1%} of inter-site capacity; "
+                     + (f"losing {', '.join(cut)} cuts open sites apart" if cut else "every single route loss keeps "
+                        "the open sites connected"))
+    return lines
