@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench examples clean
+.PHONY: run test bench examples clean browser
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -13,8 +13,14 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/designer solve
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(PY) -m pytest
+
+# Headless Chromium for the report's rendering test (tests/test_report.py); the test skips, saying so,
+# where it cannot be installed.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+		|| echo "chromium could not be installed: the browser test will be skipped"
 
 examples: $(STAMP)
 	$(PY) scripts/make_examples.py
