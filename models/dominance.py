@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.modes import Mode
+from models.modes import Mode, switch_rows
 
 SAMPLES = 48
 
@@ -57,16 +57,17 @@ def fabric_counts(mode: Mode, n: np.ndarray, rails: int, multiplier: int) -> dic
             "links": links}
 
 
-def cost_power(mode: Mode, n: np.ndarray, switches, nics: int, rails: int, multiplier: int):
-    """Fabric cost (USD) and power (W) for node counts n; nodes themselves excluded (equal for all modes)."""
+def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int):
+    """Fabric cost (USD) and power (W) for node counts n; nodes themselves excluded (equal for all modes).
+    ``switches`` maps model -> catalog row (models.modes.switch_rows)."""
     c = fabric_counts(mode, n, rails, multiplier)
     c["links"][0] = nics * n
     cost = np.zeros(len(n))
     power = np.zeros(len(n))
     for model, count in ((mode.leaf, c["leaves"]), (mode.spine, c["spines"]), (mode.core, c["cores"])):
         if model:
-            cost += float(switches.loc[model, "price_usd"]) * count
-            power += float(switches.loc[model, "power_w"]) * count
+            cost += float(switches[model]["price_usd"]) * count
+            power += float(switches[model]["power_w"]) * count
     for cable, links in zip(mode.cables, c["links"]):
         if cable.kind == "transceiver" and cable.links_per_module > 1:
             items = _ceil_div(2 * links, cable.links_per_module)
@@ -85,42 +86,86 @@ def prune(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None,
     workload: the latency limit has already filtered the modes)."""
     if len(modes) < 2:
         return list(modes), {}
+    modes, dropped = _same_fabric(modes, bandwidth, latency_matters)
+    kept, more = _pairwise(modes, inputs, node_limit, bandwidth, latency_matters)
+    return kept, {**dropped, **more}
+
+
+def _same_fabric(modes: list[Mode], bandwidth: dict | None, latency_matters: bool):
+    """Modes that build the same fabric (they differ only in protocol): keep those not slower and
+    narrower than another of the same fabric."""
+    groups: dict[tuple, list[Mode]] = {}
+    for mode in modes:
+        key = (mode.topology, mode.tiers, mode.leaf, mode.spine, mode.core, mode.g0, mode.g1, mode.g2, mode.d1,
+               mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports, mode.node_cap, mode.cables)
+        groups.setdefault(key, []).append(mode)
+    kept, dropped = [], {}
+    for group in groups.values():
+        for b in group:
+            def better(a):
+                lat_ok = not latency_matters or a.latency_us <= b.latency_us
+                bw_ok = not bandwidth or bandwidth[a.id] >= bandwidth[b.id]
+                strict = (latency_matters and a.latency_us < b.latency_us) or (
+                    bandwidth and bandwidth[a.id] > bandwidth[b.id])
+                return lat_ok and bw_ok and (strict or group.index(a) < group.index(b))
+            winner = next((a for a in group if a is not b and a.id not in dropped and better(a)), None)
+            if winner is None:
+                kept.append(b)
+            else:
+                dropped[b.id] = winner.id
+    return kept, dropped
+
+
+def _pairwise(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None, latency_matters: bool):
+    """Dominance between fabrics, screened on sampled node counts, then checked at every count."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     rails = nics // planes
-    sw = inputs.switches
+    sw = switch_rows(inputs)
     limits = [min(mode.node_cap, node_limit) for mode in modes]
+    mults = [planes * (rails if mode.topology == "rail_only" else 1) for mode in modes]
     top = max(limits)
-    n = np.arange(1, top + 1, dtype=np.int64)
-    arrays = []
-    for mode in modes:
-        mult = planes * (rails if mode.topology == "rail_only" else 1)
-        cost, power = cost_power(mode, n, sw, nics, rails, mult)
-        arrays.append((cost, power))
-    cost = np.vstack([a[0] for a in arrays])
-    power = np.vstack([a[1] for a in arrays])
-    # Beyond a mode's own limit it cannot serve: give it infinite cost and power there.
-    for i, lim in enumerate(limits):
-        cost[i, lim:] = np.inf
-        power[i, lim:] = np.inf
-    sample = np.unique(np.linspace(0, top - 1, min(SAMPLES, top)).astype(int))
+    sample = np.unique(np.linspace(1, top, min(SAMPLES, top)).astype(np.int64))
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def full(i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Cost and power of mode i for n = 1..top (infinite beyond what it can hold)."""
+        if i not in cache:
+            cost, power = cost_power(modes[i], np.arange(1, top + 1, dtype=np.int64), sw, nics, rails, mults[i])
+            cost[limits[i]:] = np.inf
+            power[limits[i]:] = np.inf
+            cache[i] = (cost, power)
+        return cache[i]
+
+    s_cost = np.empty((len(modes), len(sample)))
+    s_power = np.empty((len(modes), len(sample)))
+    for i, mode in enumerate(modes):
+        c, p = cost_power(mode, sample, sw, nics, rails, mults[i])
+        beyond = sample > limits[i]
+        s_cost[i] = np.where(beyond, np.inf, c)
+        s_power[i] = np.where(beyond, np.inf, p)
     lat = np.array([m.latency_us for m in modes]) if latency_matters else np.zeros(len(modes))
     bw = np.array([bandwidth[m.id] for m in modes]) if bandwidth else np.zeros(len(modes))
     dropped: dict[str, str] = {}
     alive = np.ones(len(modes), dtype=bool)
     for b in range(len(modes)):
         lim = limits[b]
-        # Quick screen on sampled node counts, then the exact check over 1..limit_b.
-        cand = (lat <= lat[b] + 1e-12) & (bw >= bw[b] - 1e-9) & alive
+        # Screen on sampled node counts, then the exact check over 1..limit_b.
+        cand = alive & (lat <= lat[b] + 1e-12) & (bw >= bw[b] - 1e-9)
         cand[b] = False
-        cand &= np.all(cost[:, sample] <= cost[b, sample], axis=1) & np.all(power[:, sample] <= power[b, sample], axis=1)
+        cand &= np.all(s_cost <= s_cost[b], axis=1) & np.all(s_power <= s_power[b], axis=1)
+        if not cand.any():
+            continue
+        cost_b, power_b = full(b)
         for a in np.flatnonzero(cand):
-            if np.all(cost[a, :lim] <= cost[b, :lim]) and np.all(power[a, :lim] <= power[b, :lim]):
-                same = (np.array_equal(cost[a, :lim], cost[b, :lim]) and np.array_equal(power[a, :lim], power[b, :lim])
+            cost_a, power_a = full(a)
+            if np.all(cost_a[:lim] <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim]):
+                same = (np.array_equal(cost_a[:lim], cost_b[:lim]) and np.array_equal(power_a[:lim], power_b[:lim])
                         and lat[a] == lat[b] and bw[a] == bw[b] and limits[a] == lim)
                 if same and a > b:
                     continue  # identical: keep the first
                 dropped[modes[b].id] = modes[a].id
                 alive[b] = False
+                cache.pop(b, None)
                 break
     return [m for m, keep in zip(modes, alive) if keep], dropped

@@ -14,6 +14,7 @@ Modes are enumerated before the model is built; each rejected combination keeps 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
@@ -112,6 +113,7 @@ class ModeSet:
         }
 
 
+@functools.lru_cache(maxsize=4096)
 def split_ports(pool_gbps: float, g_down: int, g_up: int, level: float) -> tuple[int, int]:
     """Most down ports d (then fewest up ports u) with d*g_down + u*g_up <= pool, d*g_down <= level*u*g_up."""
     best = (0, 0)
@@ -133,6 +135,18 @@ def choose_cables(optics, tier: str, gbps: int, length_m: float) -> list[Cable]:
             if not any((p2 <= p and w2 <= w) and (p2 < p or w2 < w) for p2, w2, _ in per_link)]
 
 
+@functools.lru_cache(maxsize=1024)
+def cable_options(inputs, tier: str, gbps: int, length_m: float) -> tuple[Cable, ...]:
+    """choose_cables over the inputs' optics, once per (tier, speed, length)."""
+    return tuple(choose_cables(inputs.optics, tier, gbps, length_m))
+
+
+@functools.lru_cache(maxsize=16)
+def switch_rows(inputs) -> dict[str, dict]:
+    """The switches table as plain dicts (enumeration reads it thousands of times)."""
+    return inputs.switches.to_dict("index")
+
+
 def pool_gbps(switch_row) -> float:
     modes = port_modes(switch_row["port_modes"])
     return max(g * n for g, n in modes.items())
@@ -149,7 +163,6 @@ def enumerate_modes(inputs) -> ModeSet:
     max_level = float(project["max_oversubscription"])
     levels = sorted({lv for lv in OVERSUBSCRIPTION_LEVELS if lv <= max_level} | {max_level})
     max_latency = project.get("max_fabric_latency_us")
-    switches = inputs.switches
     kept: list[Mode] = []
     filtered: Counter = Counter()
     examples: dict[str, str] = {}
@@ -171,7 +184,7 @@ def enumerate_modes(inputs) -> ModeSet:
         for protocol in project["protocols_allowed"]:
             family = inputs.protocols.loc[protocol, "switch_family"]
             by_role = {
-                role: [m for m, row in switches.iterrows()
+                role: [m for m, row in switch_rows(inputs).items()
                        if row["family"] == family and role in roles(row["roles"])]
                 for role in ("leaf", "spine", "core")
             }
@@ -195,10 +208,10 @@ def enumerate_modes(inputs) -> ModeSet:
 
 def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, lengths, reject):
     """Yield the modes of one (topology, tiers, protocol), rejecting incompatible combinations."""
-    switches = inputs.switches
+    switches = switch_rows(inputs)
     proto = inputs.protocols.loc[protocol]
     node = inputs.node_types.loc[inputs.project["node_type"]]
-    speeds = lambda model: set(port_modes(switches.loc[model, "port_modes"]))  # noqa: E731
+    speeds = lambda model: set(port_modes(switches[model]["port_modes"]))  # noqa: E731
     upper_roles = {1: (), 2: ("spine",), 3: ("spine", "core")}[tiers]
     if topology == "leaf_mesh" and tiers == 2:
         upper_roles = ()
@@ -230,9 +243,9 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
 def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spine, core, g0, g1, g2,
                  level1, level2, rails, lengths, reject):
     """Yield the modes of one combination, one per Pareto-optimal cable choice per tier."""
-    switches = inputs.switches
+    switches = switch_rows(inputs)
     label = "/".join(str(x) for x in (topology, tiers, protocol, leaf, spine, core, g0, g1, g2, level1, level2))
-    leaf_pool = pool_gbps(switches.loc[leaf])
+    leaf_pool = pool_gbps(switches[leaf])
     mesh2 = topology == "leaf_mesh" and tiers == 2
     if tiers == 1:
         d1, u1 = int(leaf_pool // g0), 0
@@ -247,10 +260,10 @@ def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spi
         return
     d2 = u2 = spine_ports = core_ports = 0
     if tiers == 2 and not mesh2:
-        spine_ports = int(pool_gbps(switches.loc[spine]) // g1)
+        spine_ports = int(pool_gbps(switches[spine]) // g1)
     if tiers == 3:
-        d2, u2 = split_ports(pool_gbps(switches.loc[spine]), g1, g2, level2)
-        core_ports = int(pool_gbps(switches.loc[core]) // g2)
+        d2, u2 = split_ports(pool_gbps(switches[spine]), g1, g2, level2)
+        core_ports = int(pool_gbps(switches[core]) // g2)
         if d2 <= 0 or u2 <= 0:
             reject("switch too small for the oversubscription split", label)
             return
@@ -268,7 +281,7 @@ def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spi
         tier_links.append(("spine_core", g2, lengths["spine_core"]))
     cable_sets = []
     for tier, gbps, length in tier_links:
-        options = choose_cables(inputs.optics, tier, gbps, length)
+        options = cable_options(inputs, tier, gbps, length)
         if not options:
             reject(f"no cable or optic for {gbps}G over {length:g} m", label)
             return
@@ -304,7 +317,7 @@ def _node_cap(topology, tiers, mesh2, rails, d1, u1, d2, spine_ports, core_ports
 
 def _latency_breakdown(switches, proto, node, topology, tiers, mesh2, leaf, spine, core, lengths) -> dict:
     """Worst-case one-way GPU-to-GPU latency in us: NICs, switch hops, cable propagation, NVLink."""
-    lat = {s: float(switches.loc[s, "latency_ns"]) for s in (leaf, spine, core) if s}
+    lat = {s: float(switches[s]["latency_ns"]) for s in (leaf, spine, core) if s}
     if tiers == 1 or mesh2:
         switching = lat[leaf] * (2 if mesh2 else 1)
         prop_m = 2 * lengths["node_leaf"] + (lengths["leaf_spine"] if mesh2 else 0)
