@@ -147,8 +147,9 @@ def test_workload_limit_and_accumulation(tmp_path):
     micro-batches doubles the allowance to 105.3 ms: feasible again."""
     book = tables(32)
     book["workload"] = dict(SMALL_JOB, max_comm_fraction=0.05)
-    with pytest.raises(Infeasible, match="the fastest intra-site all-reduce takes 0.09 s, the limit allows 0.05 s"):
+    with pytest.raises(Infeasible) as caught:
         design(tmp_path, book)
+    assert "all-reduce" in caught.value.reason and "time limit" in caught.value.reason
     book["workload"] = dict(SMALL_JOB, max_comm_fraction=0.05, grad_accum_steps=2)
     sol = design(tmp_path, book)
     assert opened(sol)["s1"]["nodes"] == 4
