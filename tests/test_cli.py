@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -305,6 +306,20 @@ def test_infeasible_exits_3_with_the_reason(tmp_path):
     assert "Traceback" not in result.stderr
     if (tmp_path / "out" / "design.json").exists():  # an infeasible run may record its diagnosis
         assert json.loads((tmp_path / "out" / "design.json").read_text())["status"] == "infeasible"
+
+
+def test_infeasible_rerun_leaves_no_files_of_the_earlier_design(tmp_path, capsys):
+    """Solved, then re-run infeasible into the same folder: the folder holds what the second run wrote,
+    no bill of materials, cabling or graph of a design that design.json no longer describes."""
+    out = tmp_path / "out"
+    path = write_workbook(tmp_path / "plan.xlsx", tables(32))
+    assert cli.main(["solve", str(path), "-o", str(out), "--quiet"]) == cli.EXIT_OK
+    path = write_workbook(tmp_path / "plan.xlsx", tables(32, budget_usd=400_000))
+    assert cli.main(["solve", str(path), "-o", str(out), "--quiet"]) == cli.EXIT_INFEASIBLE
+    err = capsys.readouterr().err
+    written = set(re.search(r"wrote (.+) to ", err).group(1).split(", "))
+    assert json.loads((out / "design.json").read_text())["status"] == "infeasible"
+    assert {p.name for p in out.iterdir()} == written
 
 
 def test_no_solution_within_the_limits_exits_4(tmp_path, capsys):
