@@ -13,7 +13,7 @@ import pyomo.environ as pyo
 
 import designer
 from models.intersite import bdp_mb, channels_per_pair
-from models.network import HOURS_PER_YEAR, core_count, leaf_count, spine_count, tier_links
+from models.network import HOURS_PER_YEAR, cable_items, core_count, leaf_count, spine_count, tier_links
 
 SCHEMA_VERSION = 1
 
@@ -201,10 +201,7 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     for t, links_expr in enumerate(tier_links(model, s, i)):
         cable = mode.cables[t]
         links = ival(links_expr)
-        if (s, i, t) in model.SMT:
-            items = ival(model.modules[s, i, t])
-        else:
-            items = int(round(cable.modules_per_link * links))
+        items = ival(cable_items(model, s, i, t, links_expr))
         fabric_links.append({"tier": cable.tier, "count": links, "gbps": cable.gbps, "length_m": cable.length_m,
                              "item": cable.item, "kind": cable.kind, "modules": items})
         bom.add(s, "optics", cable.item, items, cable.unit_price, cable.unit_power_w)

@@ -54,7 +54,27 @@ def fabric_counts(mode: Mode, n: np.ndarray, rails: int, multiplier: int) -> dic
         links.append(multiplier * leaves * mode.u1)
         links.append(multiplier * spines * mode.u2)
     return {"leaves": multiplier * leaves, "spines": multiplier * spines, "cores": multiplier * cores,
-            "links": links}
+            "links": links, "plane_leaves": leaves, "plane_spines": spines}
+
+
+def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.ndarray:
+    """Items of cable tier t, as models.network.cable_items counts them (twin-port modules per switch)."""
+    cable = mode.cables[t]
+    links = c["links"][t]
+    k = cable.links_per_module
+    if cable.kind != "transceiver" or k == 1:
+        return cable.modules_per_link * links
+    if t == 0:
+        return -(-nics // k) * n + _ceil_div(links, k)
+    if cable.tier == "spine_core":
+        return -(-mode.u2 // k) * c["spines"] + _ceil_div(links, k)
+    leaf_ends = -(-mode.u1 // k) * c["leaves"]
+    if mode.topology == "leaf_mesh":
+        return leaf_ends
+    if mode.tiers == 2:
+        per_spine = np.where(c["plane_spines"] > 0, mode.u1 * c["plane_leaves"] // np.maximum(c["plane_spines"], 1), 0)
+        return leaf_ends + c["spines"] * _ceil_div(per_spine, k)
+    return leaf_ends + _ceil_div(links, k)
 
 
 def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int):
@@ -68,11 +88,8 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
         if model:
             cost += float(switches[model]["price_usd"]) * count
             power += float(switches[model]["power_w"]) * count
-    for cable, links in zip(mode.cables, c["links"]):
-        if cable.kind == "transceiver" and cable.links_per_module > 1:
-            items = _ceil_div(2 * links, cable.links_per_module)
-        else:
-            items = cable.modules_per_link * links
+    for t, cable in enumerate(mode.cables):
+        items = cable_items(mode, t, c, n, nics)
         cost += cable.unit_price * items
         power += cable.unit_power_w * items
     return cost, power

@@ -123,9 +123,9 @@ def define_sets(m, data: ModelData) -> None:
     m.SMJ = pyo.Set(dimen=3, initialize=[(s, i, j) for s, i in m.SM if has_spine_options(data.modes[i])
                                          for j in data.modes[i].spine_options()])
     m.SM3 = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers == 3])
-    m.SMT = pyo.Set(dimen=3, initialize=[(s, i, t) for s, i in m.SM
-                                         for t, c in enumerate(data.modes[i].cables)
-                                         if c.kind == "transceiver" and c.links_per_module > 1])
+    m.SMT = pyo.Set(dimen=3, initialize=[(s, i, t) for s, i in m.SM for t in twin_tiers(data.modes[i])
+                                         if pooled_ends(data.modes[i], t)])
+    m.SMJW = pyo.Set(dimen=3, initialize=[(s, i, j) for s, i, j in m.SMJ if 1 in twin_tiers(data.modes[i])])
     routes = data.inter.routes
     m.R = pyo.Set(initialize=[r.key for r in routes], ordered=True)
     m.RC = pyo.Set(dimen=2, initialize=[(r.key, c) for r in routes for c in r.coherent])
@@ -147,6 +147,7 @@ def define_variables(m, data: ModelData) -> None:
     m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
     m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
     m.modules = pyo.Var(m.SMT, domain=pyo.NonNegativeIntegers)
+    m.spine_modules = pyo.Var(m.SMJW, domain=pyo.NonNegativeIntegers)
     m.use = pyo.Var(m.R, domain=pyo.Binary)
     m.x = pyo.Var(m.RC, domain=pyo.Binary)
     m.waves = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
@@ -195,12 +196,36 @@ def tier_links(m, s, i):
     return links
 
 
+def twin_tiers(mode: Mode) -> list[int]:
+    """Cable tiers carried by multi-link (twin-port) transceivers."""
+    return [t for t, c in enumerate(mode.cables) if c.kind == "transceiver" and c.links_per_module > 1]
+
+
+def pooled_ends(mode: Mode, t: int) -> bool:
+    """Whether tier t has link ends counted in aggregate: the leaf side of node links and the upper side
+    of 3-tier links (per-switch counts there depend on how nodes and pods fill the switches)."""
+    return t == 0 or mode.tiers == 3
+
+
 def cable_items(m, s, i, t, links):
-    """Cables, or transceiver modules, of tier t: a module at each end, twin-port modules rounded up."""
-    cable = m.data.modes[i].cables[t]
-    if (s, i, t) in m.SMT:
-        return m.modules[s, i, t]
-    return cable.modules_per_link * links
+    """Cables, or transceiver modules, of tier t. One cable per link; single-link transceivers 2 per link;
+    twin-port modules are counted per switch (ceil(ports / links_per_module) in each switch): exactly at
+    nodes, leaves, aggregation uplinks and 2-tier spines, in aggregate at the ends noted in pooled_ends."""
+    mode = m.data.modes[i]
+    cable = mode.cables[t]
+    if t not in twin_tiers(mode):
+        return cable.modules_per_link * links
+    k = cable.links_per_module
+    mult = m.data.multiplier[i]
+    pooled = m.modules[s, i, t] if (s, i, t) in m.SMT else 0
+    if t == 0:
+        return -(-int(m.data.node["nics_per_node"]) // k) * m.nodes[s, i] + pooled
+    if cable.tier == "spine_core":
+        return mult * -(-mode.u2 // k) * m.agg[s, i] + pooled
+    leaf_ends = mult * -(-mode.u1 // k) * leaf_count(m, s, i)
+    if mode.tiers == 2 and mode.topology != "leaf_mesh":
+        return leaf_ends + mult * sum(j * m.spine_modules[s, i, j] for j in mode.spine_options())
+    return leaf_ends + pooled
 
 
 # --- constraint groups -------------------------------------------------------------------------
@@ -256,9 +281,22 @@ def define_aggregation_core(m, data: ModelData) -> None:
 
 
 def define_modules(m, data: ModelData) -> None:
-    """Twin-port transceivers: links_per_module x modules_smt >= 2 x links of tier t."""
-    m.module_count = pyo.Constraint(m.SMT, rule=lambda m, s, i, t: data.modes[i].cables[t].links_per_module
-                                    * m.modules[s, i, t] >= 2 * tier_links(m, s, i)[t])
+    """Twin-port transceivers (k links a module): pooled ends k x modules_smt >= link ends of tier t;
+    each of the j spines of a 2-tier Clos holds u1 leaves / j ports:
+    k x spine_modules_smj >= u1 / j x (leaves - P_spine (1 - z_smj)) (2-tier leaves never exceed P_spine)."""
+    def pooled(m, s, i, t):
+        mode = data.modes[i]
+        ends = tier_links(m, s, i)[t]
+        return mode.cables[t].links_per_module * m.modules[s, i, t] >= ends
+
+    m.module_count = pyo.Constraint(m.SMT, rule=pooled)
+
+    def per_spine(m, s, i, j):
+        mode = data.modes[i]
+        k = mode.cables[1].links_per_module
+        return k * m.spine_modules[s, i, j] >= mode.u1 / j * (leaf_count(m, s, i) - mode.spine_ports * (1 - m.z[s, i, j]))
+
+    m.spine_module_count = pyo.Constraint(m.SMJW, rule=per_spine)
 
 
 def define_demand(m, data: ModelData) -> None:

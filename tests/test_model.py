@@ -256,8 +256,8 @@ def test_multi_link_modules_round_up(tmp_path):
     sol = design(tmp_path, tables(3, node=node, optics=(DAC, quad), topologies_allowed="leaf_mesh",
                                   cable_m_node_leaf=10))
     s = opened(sol)["s1"]
-    assert link_counts(s) == {"node_leaf": (3, "quad400", 2)}
-    assert bom_lines(sol)[("s1", "optics", "quad400")][0] == 2
+    assert link_counts(s) == {"node_leaf": (3, "quad400", 4)}
+    assert bom_lines(sol)[("s1", "optics", "quad400")][0] == 4
 
 
 def test_twin_port_modules_counted_per_switch(tmp_path):
