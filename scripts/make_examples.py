@@ -72,7 +72,7 @@ def superpod_h100_workbook() -> dict:
 def scale_across_workbook() -> dict:
     return {
         "project": {"name": "scale-across", "gpus_required": 150_000, "node_type": "DGX B300",
-                    "max_oversubscription": 2, "dci_ratio": 0.05, "max_site_rtt_ms": 12.0,
+                    "max_oversubscription": 2, "dci_ratio": 0.02, "max_site_rtt_ms": 12.0,
                     "horizon_years": 5, "protocols_allowed": "rocev2,ethernet_tcp"},
         "sites": [
             site("dallas", 130, 9000, 40e6, 7e6, 45, 32.78, -96.80, pue=1.2),
@@ -81,10 +81,10 @@ def scale_across_workbook() -> dict:
             site("oklahoma", 100, 7000, 30e6, 6.5e6, 40, 35.47, -97.52, pue=1.2),
         ],
         "routes": [
-            route("dallas", "abilene", 290, 24, 15),
-            route("dallas", "houston", 385, 24, 15),
-            route("dallas", "oklahoma", 330, 24, 15),
-            route("abilene", "houston", 560, 12, 12),
+            route("dallas", "abilene", 290, 64, 15),
+            route("dallas", "houston", 385, 64, 15),
+            route("dallas", "oklahoma", 330, 64, 15),
+            route("abilene", "houston", 560, 32, 12),
         ],
     }
 
