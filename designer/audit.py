@@ -138,10 +138,10 @@ def check_striping(entry, graph, cat, design) -> list[str]:
     if not bad:
         return []
     n, up = bad[0]
-    above = {"leaf": "spine" if tiers == 2 else "aggregation switch"}.get(graph.nodes[n]["role"], "core")
+    above = {"leaf": "spines" if tiers == 2 else "aggregation switches"}.get(graph.nodes[n]["role"], "cores")
     return [f"{site}: uniform striping broken at {len(bad)} switch(es); e.g. {n} has "
-            f"{'/'.join(str(c) for c in sorted(set(up.values())))} links to {len(up)} {above}(es)"
-            + (f" of {spines[graph.nodes[n]['network']]}" if tiers == 2 else "")]
+            f"{'/'.join(str(c) for c in sorted(set(up.values())))} links to {len(up)} "
+            + (f"of the {spines[graph.nodes[n]['network']]} " if tiers == 2 else "") + above]
 
 
 def check_mesh(entry, graph) -> list[str]:
@@ -500,9 +500,10 @@ def check_links(design, cat) -> list[str]:
 
 
 def check_intersite(design, cat) -> list[str]:
-    """Per open site: coherent modules in the BOM = wavelengths of its routes; DCI router ports hold
-    every coherent port and as much toward the fabric (2 x capacity); router buffers >=
-    buffer_bdp_factor x sum of capacity x RTT (MB = Gb/s x ms / 8). With more than one site open:
+    """Per open site, with capacity = wavelengths x rate and RTT from the distance: coherent modules in
+    the BOM = wavelengths of its routes; DCI router ports hold every coherent port and as much toward
+    the fabric (2 x capacity); router buffers >= buffer_bdp_factor x sum of capacity x RTT
+    (MB = Gb/s x ms / 8). With more than one site open:
     capacity >= dci_ratio x NIC bandwidth, open sites connected over used routes, and every pair
     within max_site_rtt_ms over used routes."""
     out, p = [], cat.project
@@ -525,8 +526,10 @@ def check_intersite(design, cat) -> list[str]:
             if coherent_bom[name, model] != waves[model]:
                 out.append(f"{name}: BOM lists {coherent_bom[name, model]:g} {model} modules, its routes carry "
                            f"{waves[model]} wavelengths")
-        cap = sum(d["capacity_gbps"] for d in mine)
-        bdp = sum(d["capacity_gbps"] * d["rtt_ms"] / 8 for d in mine)
+        caps = [(d["wavelengths"] * float(cat.coherent[d["coherent_model"]]["gbps"]),
+                 2 * FIBER_US_PER_KM * d["distance_km"] / 1e3) for d in mine]
+        cap = sum(c for c, _ in caps)
+        bdp = sum(c * rtt / 8 for c, rtt in caps)
         dci = [t for t in s["tiers"] if t["tier"] == "dci"]
         pool = sum(t["count"] * cat.pool_gbps(t["model"]) for t in dci)
         buffers = sum(t["count"] * float(cat.switches[t["model"]]["buffer_mb"]) for t in dci)

@@ -23,6 +23,8 @@ from designer.flows import RANK
 COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",
            "length_class", "links"]
 GROUP_ABOVE = 2_000_000
+GRAPHML_NODE = ("role", "model", "ports", "site", "plane", "network", "pod", "rail", "su")
+GRAPHML_EDGE = ("count", "gbps", "tier", "item")
 LENGTH_CLASSES = ((5, "in-rack"), (30, "in-row"), (100, "data hall"), (2000, "campus"), (120_000, "metro dwdm"))
 
 
@@ -115,12 +117,13 @@ def coherent_rows(solution: dict):
 
 
 def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = None) -> None:
-    """The sites' fabrics as one switch-level graph (endpoint groups included) in GraphML."""
+    """The sites' fabrics as one switch-level graph (endpoint groups included) in GraphML, with the
+    attributes a graph tool needs (cable kind and length follow from ``item`` and ``tier``)."""
     graphs = site_graphs(solution) if graphs is None else graphs
     whole = nx.Graph(name=str(solution.get("name", "")))
     for graph in graphs:
-        whole.add_nodes_from(graph.nodes(data=True))
-        whole.add_edges_from(graph.edges(data=True))
+        whole.add_nodes_from((n, {k: v for k, v in d.items() if k in GRAPHML_NODE}) for n, d in graph.nodes(data=True))
+        whole.add_edges_from((u, v, {k: d[k] for k in GRAPHML_EDGE}) for u, v, d in graph.edges(data=True))
     nx.write_graphml(whole, path)
 
 

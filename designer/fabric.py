@@ -11,11 +11,11 @@ edge holds every link between two nodes (``count``, ``gbps``, ``tier``, ``item``
 - endpoints: rail_optimized: a scalable unit (SU) holds d1 nodes and has one leaf per rail;
   rail_only: NIC r of every node is in rail r's network, d1 nodes a leaf; otherwise a plane's
   NICs fill the leaves d1 at a time, node by node;
-- 2-tier Clos: uplink t of leaf l goes to spine (l u1 + t) mod S, so a leaf has u1 / S links to
-  every spine when S divides u1 (uniform striping);
+- striping: a switch with u uplinks and n switches above it spreads them evenly over k of them,
+  k the largest divisor of u not above n (switch i takes the k after the first i k, mod n): a 2-tier
+  Clos leaf reaches every spine with u1 / S links when S divides u1 (uniform striping);
 - 3-tier: pods of d2 leaves under u1 aggregation switches (Al-Fares); leaves left over form
-  smaller pods whose aggregation count divides u1; inside a pod, uplink t of leaf i goes to
-  aggregation switch (i u1 + t) mod a; uplink t of aggregation switch j goes to core (j u2 + t) mod C;
+  smaller pods whose aggregation count divides u1; aggregation switches stripe over the cores;
 - leaf_mesh: u1 rounds of a round-robin tournament between the leaves (every pair joined once
   u1 >= leaves - 1).
 
@@ -204,16 +204,17 @@ class Wiring:
         return name
 
     def stripe(self, lower: list[str], upper: list[str], uplinks: int, gbps: int, tier: str) -> None:
-        """Uplink t of lower switch i goes to upper switch (i x uplinks + t) mod len(upper)."""
-        if not upper:
-            if lower:
+        """Lower switch i spreads its uplinks evenly over k upper switches, k the largest divisor of
+        uplinks not above len(upper): uplinks / k links to each of upper[(i k + j) mod len(upper)], j < k."""
+        if not upper or not uplinks:
+            if lower and uplinks:
                 self.problems.append(f"{self.site}: {len(lower)} switches ({lower[0]}, ...) have {uplinks} uplinks "
                                      "each but no switch above them")
             return
+        k = max(x for x in range(1, min(uplinks, len(upper)) + 1) if uplinks % x == 0)
         for i, low in enumerate(lower):
-            per = Counter((i * uplinks + t) % len(upper) for t in range(uplinks))
-            for j, n in per.items():
-                self.link(low, upper[j], tier, gbps, n)
+            for j in range(k):
+                self.link(low, upper[(i * k + j) % len(upper)], tier, gbps, uplinks // k)
 
     def three_tier(self, k: int, plane: int, leaves: list[str]) -> None:
         spine, core = self.rows["spine"], self.rows.get("core", {"count": 0})

@@ -193,12 +193,18 @@ def distinct_networks(graph: nx.Graph) -> list[tuple[nx.Graph, int]]:
         members[d["network"]].append(n)
     if len(members) == 1:
         return [(graph, 1)]
+    links: dict[int, list] = defaultdict(list)
+    for u, _, e in graph.edges(data=True):
+        links[graph.nodes[u]["network"]].append((e["tier"], e["count"]))
     seen: dict[tuple, list] = {}
     for k in sorted(members):
+        shape = (tuple(sorted((graph.nodes[n]["role"], graph.nodes[n]["model"], graph.nodes[n]["ports"])
+                              for n in members[k])), tuple(sorted(links[k])))
+        seen.setdefault(shape, [k, 0])[1] += 1
+    out = []
+    for k, copies in seen.values():
         sub = nx.Graph()  # a copy in the graph's order (subgraph views iterate in set order)
         sub.add_nodes_from((n, graph.nodes[n]) for n in members[k])
         sub.add_edges_from((u, v, d) for u in members[k] for v, d in graph.adj[u].items())
-        shape = (tuple(sorted((d["role"], d["model"], d["ports"]) for _, d in sub.nodes(data=True))),
-                 tuple(sorted((d["tier"], d["count"]) for *_, d in sub.edges(data=True))))
-        seen.setdefault(shape, [sub, 0])[1] += 1
-    return [(sub, copies) for sub, copies in seen.values()]
+        out.append((sub, copies))
+    return out
