@@ -25,6 +25,7 @@ from designer.catalog import port_modes, roles
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)
 OVERSUBSCRIPTION_LEVELS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
+MESH_LEAF_LIMITS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 
 # (topology, switch tiers, worst-case switch hops)
 TOPOLOGY_VARIANTS = (
@@ -86,6 +87,7 @@ class Mode:
     latency_us: float = 0.0
     latency_breakdown_us: dict = field(default_factory=dict, compare=False, hash=False)
     node_cap: int = 0
+    max_leaves: int = 0  # leaf_mesh: most leaves the mesh may have at this port split
 
     @property
     def rail_based(self) -> bool:
@@ -119,6 +121,19 @@ def split_ports(pool_gbps: float, g_down: int, g_up: int, level: float) -> tuple
     best = (0, 0)
     for u in range(1, int(pool_gbps // g_up) + 1):
         d = min(int((pool_gbps - u * g_up) // g_down), int(level * u * g_up // g_down + 1e-9))
+        if d > best[0]:
+            best = (d, u)
+    return best
+
+
+def mesh_split(pool_gbps: float, g: int, level: float, leaves: int) -> tuple[int, int]:
+    """Down/up ports of a mesh leaf for a mesh of up to ``leaves`` leaves. Between two halves of L leaves
+    with u mesh ports each run L^2/4 x u/(L-1) links, so the bisection holds level x the NIC bandwidth
+    when d <= level x u x L / (2(L-1)); u is even (each mesh link joins two leaves) and u >= L - 1."""
+    share = leaves / (2 * (leaves - 1))
+    best = (0, 0)
+    for u in range(max(2, leaves - 1 + (leaves - 1) % 2), int(pool_gbps // g) + 1, 2):
+        d = min(int((pool_gbps - u * g) // g), int(level * u * share + 1e-9))
         if d > best[0]:
             best = (d, u)
     return best
@@ -194,7 +209,7 @@ def enumerate_modes(inputs) -> ModeSet:
             for mode in _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails,
                                    levels, lengths, reject):
                 key = (mode.topology, mode.tiers, mode.protocol, mode.leaf, mode.spine, mode.core, mode.g1,
-                       mode.g2, mode.d1, mode.u1, mode.d2, mode.u2, tuple(c.item for c in mode.cables))
+                       mode.g2, mode.d1, mode.u1, mode.d2, mode.u2, mode.node_cap, tuple(c.item for c in mode.cables))
                 if key in seen:
                     reject("same port split as a lower oversubscription level", mode.id)
                     continue
@@ -233,26 +248,28 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                 for g2 in g2_opts:
                     lv2 = levels if tiers == 3 else [1.0]
                     lv1 = levels if tiers >= 2 else [1.0]
-                    for level1, level2 in itertools.product(lv1, lv2):
+                    mesh_limits = MESH_LEAF_LIMITS if topology == "leaf_mesh" and tiers == 2 else (0,)
+                    for level1, level2, mesh_leaves in itertools.product(lv1, lv2, mesh_limits):
                         yield from _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf,
-                                                spine, core, g0, g1, g2, level1, level2, rails, lengths, reject)
+                                                spine, core, g0, g1, g2, level1, level2, rails, lengths, reject,
+                                                mesh_leaves)
             if tiers >= 2 and not g1_opts:
                 reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
 
 
 def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spine, core, g0, g1, g2,
-                 level1, level2, rails, lengths, reject):
+                 level1, level2, rails, lengths, reject, mesh_leaves=0):
     """Yield the modes of one combination, one per Pareto-optimal cable choice per tier."""
     switches = switch_rows(inputs)
     label = "/".join(str(x) for x in (topology, tiers, protocol, leaf, spine, core, g0, g1, g2, level1, level2))
+    if mesh_leaves:
+        label += f"/mesh<={mesh_leaves}"
     leaf_pool = pool_gbps(switches[leaf])
     mesh2 = topology == "leaf_mesh" and tiers == 2
     if tiers == 1:
         d1, u1 = int(leaf_pool // g0), 0
     elif mesh2:
-        d1, u1 = split_ports(leaf_pool, g0, g0, level1)
-        u1 -= u1 % 2  # every mesh link joins two leaves: keep uplinks even
-        d1 = min(d1, int(level1 * u1 + 1e-9))
+        d1, u1 = mesh_split(leaf_pool, g0, level1, mesh_leaves)
     else:
         d1, u1 = split_ports(leaf_pool, g0, g1, level1)
     if d1 <= 0 or (tiers >= 2 and u1 <= 0):
@@ -267,7 +284,7 @@ def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spi
         if d2 <= 0 or u2 <= 0:
             reject("switch too small for the oversubscription split", label)
             return
-    node_cap = _node_cap(topology, tiers, mesh2, rails, d1, u1, d2, spine_ports, core_ports)
+    node_cap = _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports)
     if node_cap <= 0:
         reject("topology cannot hold one node with this switch", label)
         return
@@ -289,6 +306,8 @@ def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spi
 
     breakdown = _latency_breakdown(switches, proto, node, topology, tiers, mesh2, leaf, spine, core, lengths)
     ratio1 = d1 * g0 / (u1 * (g1 or g0)) if u1 else 1.0
+    if mesh2:
+        ratio1 = d1 / (u1 * mesh_leaves / (2 * (mesh_leaves - 1)))  # bisection at the largest mesh
     ratio2 = d2 * g1 / (u2 * g2) if tiers == 3 else 1.0
     for cables in itertools.product(*cable_sets):
         yield Mode(
@@ -297,16 +316,17 @@ def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spi
             d2=d2, u2=u2, spine_ports=spine_ports, core_ports=core_ports, level1=level1, level2=level2,
             oversubscription=round(max(ratio1, ratio2), 4), cables=cables,
             latency_us=sum(breakdown.values()), latency_breakdown_us=breakdown, node_cap=node_cap,
+            max_leaves=mesh_leaves,
         )
 
 
-def _node_cap(topology, tiers, mesh2, rails, d1, u1, d2, spine_ports, core_ports) -> int:
+def _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports) -> int:
     """Most nodes per site. 2-tier: spines <= u1 (striping) so leaves <= spine ports;
     3-tier: pods <= core ports with d2 leaves each; mesh: leaves <= u1 + 1."""
     if tiers == 1:
         return d1 if topology == "rail_only" else d1 // rails
-    if mesh2:
-        return (u1 + 1) * d1 // rails
+    if mesh_leaves:
+        return mesh_leaves * d1 // rails
     max_leaves = spine_ports if tiers == 2 else core_ports * d2
     if topology == "rail_only":
         return max_leaves * d1

@@ -245,7 +245,7 @@ def define_site_mode(m, data: ModelData) -> None:
 def define_leaves(m, data: ModelData) -> None:
     """rail_optimized: d1 su_sm >= nodes_sm (an SU holds d1 nodes; one leaf per rail per SU);
     leaf_spine, fat_tree_3, leaf_mesh: d1 leaves_sm >= rails nodes_sm; rail_only: d1 leaves_sm >= nodes_sm;
-    leaf_mesh (2 leaves or more): 2 y_sm <= leaves_sm <= (u1 + 1) y_sm."""
+    leaf_mesh (2 leaves or more): 2 y_sm <= leaves_sm <= max_leaves_m y_sm (the bisection bound of its split)."""
     rails = data.rails
 
     def rule(m, s, i):
@@ -258,7 +258,7 @@ def define_leaves(m, data: ModelData) -> None:
     m.leaf_ports = pyo.Constraint(m.SM_su | m.SM_leafvar, rule=rule)
     mesh = [(s, i) for s, i in m.SM_leafvar if data.modes[i].topology == "leaf_mesh"]
     m.mesh_min = pyo.Constraint(mesh, rule=lambda m, s, i: m.leaves[s, i] >= 2 * m.y[s, i])
-    m.mesh_max = pyo.Constraint(mesh, rule=lambda m, s, i: m.leaves[s, i] <= (data.modes[i].u1 + 1) * m.y[s, i])
+    m.mesh_max = pyo.Constraint(mesh, rule=lambda m, s, i: m.leaves[s, i] <= data.modes[i].max_leaves * m.y[s, i])
 
 
 def define_spines(m, data: ModelData) -> None:
