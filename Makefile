@@ -22,6 +22,9 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
 		|| echo "chromium could not be installed: the browser test will be skipped"
 
+bench: $(STAMP)
+	$(VENV)/bin/designer bench -o reports/bench
+
 examples: $(STAMP)
 	$(PY) scripts/make_examples.py
 

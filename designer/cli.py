@@ -71,6 +71,14 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("table", nargs="?", help="one table: node_types, switches, optics, coherent, amplifiers, "
                    "protocols")
     c.add_argument("--debug", action="store_true", help="show a traceback on errors")
+
+    b = sub.add_parser("bench", help="benchmark: synthetic instances of growing size against bare import, "
+                       "plain highspy, a greedy planner and brute force; bench.csv")
+    b.add_argument("--quick", action="store_true", help="a few small instances with short limits (under a minute)")
+    b.add_argument("-o", "--output", help="output folder (default: reports/bench/)")
+    b.add_argument("--time-limit", type=float, help="HiGHS time limit per solve in seconds (default 120, 20 with "
+                   "--quick)")
+    b.add_argument("--debug", action="store_true", help="show a traceback on errors")
     return p
 
 
@@ -257,8 +265,14 @@ def cmd_catalog(args) -> int:
     return EXIT_OK
 
 
+def cmd_bench(args) -> int:
+    from designer.bench import main as bench_main
+
+    return bench_main(args)
+
+
 COMMANDS = {"solve": cmd_solve, "audit": cmd_audit, "validate": cmd_validate, "template": cmd_template,
-            "catalog": cmd_catalog, "report": cmd_report, "sweep": cmd_sweep}
+            "catalog": cmd_catalog, "report": cmd_report, "sweep": cmd_sweep, "bench": cmd_bench}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,70 @@
+"""``designer bench --quick``: a smoke test that it runs and writes sane figures (no timing assertions)."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+
+from designer import bench
+from designer.cli import main
+
+
+def _number(value: str):
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+@pytest.fixture(scope="module")
+def quick_rows(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    assert main(["bench", "--quick", "-o", str(out)]) == 0
+    path = out / "bench.csv"
+    assert path.exists()
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and list(rows[0]) == bench.CSV_COLUMNS
+    return rows
+
+
+def test_quick_bench_covers_every_part(quick_rows):
+    sections = {r["section"] for r in quick_rows}
+    assert {"a", "b", "c", "d", "e", "T"} <= sections
+    figures = {r["figure"] for r in quick_rows}
+    assert "end to end / bare import" in figures
+    assert "our solve() call / highspy alone" in figures
+    assert "(d) median saving vs greedy" in figures
+
+
+def test_quick_bench_times_are_finite_and_positive(quick_rows):
+    times = [r for r in quick_rows if r["unit"] in ("s", "x", "MB")]
+    assert times
+    for r in times:
+        value = _number(r["value"].lstrip(">= "))
+        assert value is not None, r
+        assert math.isfinite(value) and value > 0, r
+
+
+def test_quick_bench_savings_are_never_negative(quick_rows):
+    savings = [r for r in quick_rows if r["figure"] == "saving vs greedy"]
+    assert savings
+    for r in savings:
+        value = _number(r["value"])
+        assert value is not None, r
+        assert value >= -1e-7, r
+
+
+def test_instances_are_deterministic_and_need_several_sites():
+    size = bench.Size(4, 8_192, 20)
+    first, again = bench.synth_workbook(size), bench.synth_workbook(size)
+    assert first == again
+    assert len(first["switches"]) == 20
+    assert len({s["model"] for s in first["switches"]}) == 20
+    job_nodes = size.gpus // 8
+    # no site's power feeds the job's nodes alone (before any network power)
+    assert all(s["power_mw"] / s["pue"] / 14.3e-3 < job_nodes for s in first["sites"])
+    names = {s["name"] for s in first["sites"]}
+    assert all(r["site_a"] in names and r["site_b"] in names for r in first["routes"])
