@@ -309,7 +309,7 @@ def fabric_figure(site: dict):
     over = f["oversubscription"]
     planes = f["planes"]
     title = (f"{f['site']}: {f['topology']} ({f['fabric_tiers']}-tier), {f['protocol']}, {f['link_gbps']}G NICs, "
-             f"oversubscription {over:g}:1, {planes} plane{'s' if planes > 1 else ''}")
+             f"oversubscription {over:.3g}:1, {planes} plane{'s' if planes > 1 else ''}")
     if planes > 1 or f["topology"] == "rail_only":
         title += " (one plane drawn" + (", one network per rail" if f["topology"] == "rail_only" else "") + ")"
     ax.set_title(title, loc="left")
