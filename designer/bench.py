@@ -311,6 +311,38 @@ def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict
     return cost.astype(float), power.astype(float), fits
 
 
+def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -> dict | str:
+    """Gb/s per route (frozenset of its two sites): each open site's need on the route to its parent,
+    then any site still short tops up its routes to open sites (tree routes first, then the shortest),
+    each up to what its fiber carries with the fastest coherent type. A reason string when it cannot."""
+    def most(e):
+        r = routes[e]
+        return max(r["pairs"] * int(4800.0 // float(co.loc[c, "channel_ghz"])) * float(co.loc[c, "gbps"])
+                   for c in r["types"])
+
+    cap = {}
+    for s in opened[1:]:
+        if parent.get(s) not in opened:
+            return f"{s} has no route to the open sites"
+        e = frozenset((s, parent[s]))
+        cap[e] = min(need[s], most(e))
+    open_set = set(opened)
+    for s in opened:
+        short = need[s] - sum(c for e, c in cap.items() if s in e)
+        if short <= 1e-9:
+            continue
+        mine = [e for e in routes if s in e and e <= open_set]
+        mine.sort(key=lambda e: (e not in cap, routes[e]["dist"]))
+        for e in mine:
+            add = min(short, most(e) - cap.get(e, 0.0))
+            if add > 1e-9:
+                cap[e] = cap.get(e, 0.0) + add
+                short -= add
+        if short > 1e-6:
+            return f"the fiber at {s} cannot carry its {need[s]:.0f} Gb/s inter-site need"
+    return cap
+
+
 def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     """Cheapest sites by cost per MW first (each next one joined by a route to those already open), each
     filled as far as its power and space allow with the mode that holds the most nodes, then the cheapest
@@ -428,17 +460,9 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
         links, dci_w, dci_usd, fiber_usd = [], {s: 0.0 for s in opened}, {s: 0.0 for s in opened}, 0.0
         if len(opened) > 1:
             need = {s: float(p["dci_ratio"]) * node_bw * plan[s]["nodes"] for s in opened}
-            cap_r = {}
-            for s in opened[1:]:
-                if parent.get(s) not in opened:
-                    return Greedy(None, reason=f"{s} has no route to the open sites", seconds=time.perf_counter() - start)
-                cap_r[frozenset((s, parent[s]))] = need[s]
-            for s in opened:  # top up the largest route of a site whose routes fall short
-                mine = [e for e in cap_r if s in e]
-                short = need[s] - sum(cap_r[e] for e in mine)
-                if short > 1e-9:
-                    e = max(mine, key=cap_r.get)
-                    cap_r[e] += short
+            cap_r = route_capacities(opened, parent, need, routes, co)
+            if isinstance(cap_r, str):
+                return Greedy(None, reason=cap_r, seconds=time.perf_counter() - start)
             got = {s: 0.0 for s in opened}
             bdp = {s: 0.0 for s in opened}
             for e, gbps_need in cap_r.items():
