@@ -65,14 +65,8 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
                 data.modeset.filtered[reason] += 1
                 data.modeset.examples.setdefault(reason, mode.id)
         data.modes = [mode for i, mode in enumerate(data.modes) if i in usable]
-    bandwidth = None
-    if data.workload is not None:
-        bandwidth = {mode.id: wl.per_gpu_gbps(data.node, float(inputs.protocols.loc[mode.protocol, "efficiency"]),
-                                              mode.oversubscription) for mode in data.modes}
     limit = max((data.site_node_limit(s) for s in data.sites), default=0)
-    latency_matters = data.workload is not None or (
-        inputs.project.get("objective") == "min_latency" and latency_cap is None)
-    data.modes, dominated = prune(data.modes, inputs, limit, bandwidth, latency_matters)
+    data.modes, dominated = prune(data.modes, inputs, limit, pruning_criteria(data, latency_cap))
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
@@ -81,6 +75,19 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
         data.intra_s = intra_bounds(data)
     data.multiplier = {i: multiplier(mode, data.node) for i, mode in enumerate(data.modes)}
     return data
+
+
+def pruning_criteria(data: ModelData, latency_cap: float | None):
+    """Figures besides cost and power that the model reads from a mode (lower is better): the worst-case
+    latency when it is the objective (first min_latency stage), and the intra-site all-reduce bound at
+    each site when a workload is given."""
+    columns = []
+    if data.inputs.project.get("objective") == "min_latency" and latency_cap is None:
+        columns.append([mode.latency_us for mode in data.modes])
+    if data.workload is not None:
+        bounds = intra_bounds(data)
+        columns += [[bounds[s, i] for i in range(len(data.modes))] for s in data.sites]
+    return list(zip(*columns)) if columns else None
 
 
 def intra_bounds(data: ModelData) -> dict:

@@ -1,8 +1,9 @@
 """Dominance pruning of fabric modes before the model is built.
 
 Mode A dominates mode B when, for every node count n that B could serve at any site, A's fabric costs
-no more and draws no more power, A holds n nodes too, A is no slower (worst-case latency) and, when a
-workload is given, gives each GPU no less bandwidth. Any design using B is then matched or beaten by
+no more and draws no more power, A holds n nodes too, and A is no worse on every other criterion the
+model reads (the caller's ``criteria``: worst-case latency for min_latency, the intra-site all-reduce
+bound at each site when a workload is given). Any design using B is then matched or beaten by
 the same design using A, so B can be dropped without changing the optimum. Counts per n are the
 least the model's sizing rules allow (models.network docstrings), computed here in bulk with numpy.
 """
@@ -95,45 +96,40 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     return cost, power
 
 
-def prune(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None,
-          latency_matters: bool = True) -> tuple[list[Mode], dict]:
+def prune(modes: list[Mode], inputs, node_limit: int, criteria: np.ndarray | None = None
+          ) -> tuple[list[Mode], dict]:
     """Modes not dominated by another; ``{dropped id: dominating id}``. ``node_limit`` bounds the node
-    counts any site can hold; ``bandwidth`` (mode id -> per-GPU Gb/s) is given when a workload counts;
-    latency counts unless the objective and constraints are indifferent to it (min_cost without a
-    workload: the latency limit has already filtered the modes)."""
+    counts any site can hold; ``criteria`` (modes x k, lower is better) are the further figures a
+    dominating mode must not exceed."""
     if len(modes) < 2:
         return list(modes), {}
-    modes, dropped = _same_fabric(modes, bandwidth, latency_matters)
-    kept, more = _pairwise(modes, inputs, node_limit, bandwidth, latency_matters)
+    crit = np.zeros((len(modes), 0)) if criteria is None else np.asarray(criteria, dtype=float)
+    modes, crit, dropped = _same_fabric(modes, crit)
+    kept, more = _pairwise(modes, crit, inputs, node_limit)
     return kept, {**dropped, **more}
 
 
-def _same_fabric(modes: list[Mode], bandwidth: dict | None, latency_matters: bool):
-    """Modes that build the same fabric (they differ only in protocol): keep those not slower and
-    narrower than another of the same fabric."""
-    groups: dict[tuple, list[Mode]] = {}
-    for mode in modes:
+def _same_fabric(modes: list[Mode], crit: np.ndarray):
+    """Modes that build the same fabric (they differ only in protocol): keep one of each group unless
+    another of the group is better on some criterion."""
+    groups: dict[tuple, list[int]] = {}
+    for i, mode in enumerate(modes):
         key = (mode.topology, mode.tiers, mode.leaf, mode.spine, mode.core, mode.g0, mode.g1, mode.g2, mode.d1,
                mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports, mode.node_cap, mode.cables)
-        groups.setdefault(key, []).append(mode)
-    kept, dropped = [], {}
+        groups.setdefault(key, []).append(i)
+    keep = np.ones(len(modes), dtype=bool)
+    dropped = {}
     for group in groups.values():
         for b in group:
-            def better(a):
-                lat_ok = not latency_matters or a.latency_us <= b.latency_us
-                bw_ok = not bandwidth or bandwidth[a.id] >= bandwidth[b.id]
-                strict = (latency_matters and a.latency_us < b.latency_us) or (
-                    bandwidth and bandwidth[a.id] > bandwidth[b.id])
-                return lat_ok and bw_ok and (strict or group.index(a) < group.index(b))
-            winner = next((a for a in group if a is not b and a.id not in dropped and better(a)), None)
-            if winner is None:
-                kept.append(b)
-            else:
-                dropped[b.id] = winner.id
-    return kept, dropped
+            for a in group:
+                if a != b and keep[a] and np.all(crit[a] <= crit[b]) and (np.any(crit[a] < crit[b]) or a < b):
+                    keep[b] = False
+                    dropped[modes[b].id] = modes[a].id
+                    break
+    return [m for m, k in zip(modes, keep) if k], crit[keep], dropped
 
 
-def _pairwise(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None, latency_matters: bool):
+def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
     """Dominance between fabrics, screened on sampled node counts, then checked at every count."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
@@ -161,14 +157,12 @@ def _pairwise(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None
         beyond = sample > limits[i]
         s_cost[i] = np.where(beyond, np.inf, c)
         s_power[i] = np.where(beyond, np.inf, p)
-    lat = np.array([m.latency_us for m in modes]) if latency_matters else np.zeros(len(modes))
-    bw = np.array([bandwidth[m.id] for m in modes]) if bandwidth else np.zeros(len(modes))
     dropped: dict[str, str] = {}
     alive = np.ones(len(modes), dtype=bool)
     for b in range(len(modes)):
         lim = limits[b]
         # Screen on sampled node counts, then the exact check over 1..limit_b.
-        cand = alive & (lat <= lat[b] + 1e-12) & (bw >= bw[b] - 1e-9)
+        cand = alive & np.all(crit <= crit[b] + 1e-12, axis=1)
         cand[b] = False
         cand &= np.all(s_cost <= s_cost[b], axis=1) & np.all(s_power <= s_power[b], axis=1)
         if not cand.any():
@@ -178,7 +172,7 @@ def _pairwise(modes: list[Mode], inputs, node_limit: int, bandwidth: dict | None
             cost_a, power_a = full(a)
             if np.all(cost_a[:lim] <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim]):
                 same = (np.array_equal(cost_a[:lim], cost_b[:lim]) and np.array_equal(power_a[:lim], power_b[:lim])
-                        and lat[a] == lat[b] and bw[a] == bw[b] and limits[a] == lim)
+                        and np.array_equal(crit[a], crit[b]) and limits[a] == lim)
                 if same and a > b:
                     continue  # identical: keep the first
                 dropped[modes[b].id] = modes[a].id
