@@ -10,12 +10,13 @@ the workbook and audits against the workbook's tables.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections import Counter, defaultdict
 
 import networkx as nx
 
-from designer.fabric import Catalog, build_intersite_graph, build_site_graph, tier_rows
+from designer.fabric import Catalog, build_intersite_graph, build_site_graph, members, tier_rows
 from designer.flows import RANK, cuts, distinct_networks, max_flow, worst_path
 
 __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
@@ -195,11 +196,14 @@ def top_tier_idle(net: nx.Graph) -> bool:
 
 
 def declared_ratios(entry) -> dict[str, float]:
-    """Down:up bandwidth of each tier by the design's own port split."""
+    """Down:up bandwidth of each tier by the design's own port split; a leaf mesh's ratio is the
+    reported one (its mesh ports are not all toward the other half of the fabric)."""
     out = {}
     for role, t in tier_rows(entry).items():
         if t.get("up_ports") and t.get("up_gbps"):
             out[role] = t["down_ports"] * t["down_gbps"] / (t["up_ports"] * t["up_gbps"])
+    if entry["topology"] == "leaf_mesh" and "leaf" in out:
+        out["leaf"] = float(entry.get("oversubscription") or 1.0)
     return out
 
 
@@ -257,26 +261,54 @@ def check_bisection(entry, graph, cat, design) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4)
 def graph_items(graph, cat) -> tuple[Counter, Counter]:
-    """(links per tier, cable or module items per item) in the graph: a cable a link, or a module at
-    each end of a link (twin-port modules carry two links)."""
+    """(links per tier, cable or module items per item) in the graph: a cable a link, a single-link
+    transceiver at each end of a link. A twin-port module (k links) sits in one device: ceil(link
+    ends / k) per node, leaf uplink side, aggregation uplink side and 2-tier spine (their port counts
+    follow from the design's split); in aggregate at the leaf side of NIC links and the upper side of
+    3-tier links, whose per-switch split is a wiring choice that can pair ports to within one module."""
     links, items = Counter(), Counter()
+    ends: dict[tuple, int] = Counter()  # (tier, device or "pooled") -> link ends
     by_tier: dict[str, str] = {}
-    for *_, e in graph.edges(data=True):
-        links[e["tier"]] += e["count"]
-        by_tier[e["tier"]] = e["item"]
+    three = graph.graph["fabric_tiers"] == 3
+    for u, v, e in graph.edges(data=True):
+        tier = e["tier"]
+        links[tier] += e["count"]
+        by_tier[tier] = e["item"]
+        optic = cat.optics.get(e["item"])
+        if not optic or optic["kind"] != "transceiver" or int(optic.get("links_per_module") or 1) == 1:
+            continue
+        low, high = (u, v) if RANK[graph.nodes[u]["role"]] <= RANK[graph.nodes[v]["role"]] else (v, u)
+        if graph.nodes[low]["role"] == "endpoints":
+            for node, _ in members(graph, low, graph.graph["rails"]):
+                ends[tier, ("node", node)] += 1
+        else:
+            ends[tier, low] += e["count"]
+        pooled = tier == "node_leaf" or (three and tier != "leaf_leaf")
+        ends[tier, "pooled" if pooled else high] += e["count"]
     for tier, item in by_tier.items():
         optic = cat.optics.get(item)
         if optic is None:
             continue
         lpm = int(optic.get("links_per_module") or 1)
-        items[item] += links[tier] if optic["kind"] in ("dac", "aoc") else math.ceil(2 * links[tier] / lpm)
+        if optic["kind"] in ("dac", "aoc"):
+            items[item] += links[tier]
+        elif lpm == 1:
+            items[item] += 2 * links[tier]
+        else:
+            items[item] += sum(-(-n // lpm) for (t, _), n in ends.items() if t == tier)
     return links, items
 
 
+DECLARED_SPEED = {"node_leaf": ("leaf", "down_gbps"), "leaf_spine": ("leaf", "up_gbps"),
+                  "leaf_leaf": ("leaf", "up_gbps"), "spine_core": ("spine", "up_gbps")}
+
+
 def check_cables(entry, graph, cat, design) -> list[str]:
-    """Each tier's cable or optic exists, runs at the tier's link speed and reaches the project's
-    typical length for the tier; the reported link and module counts equal the graph's."""
+    """Each tier's cable or optic exists, runs at the tier's link speed (the port speed the switch
+    tier below declares) and reaches the project's typical length for the tier; the reported link
+    and module counts equal the graph's."""
     out, site = [], entry["name"]
     links, items = graph_items(graph, cat)
     speeds = {e["tier"]: e["gbps"] for *_, e in graph.edges(data=True)}
@@ -298,6 +330,11 @@ def check_cables(entry, graph, cat, design) -> list[str]:
                        f"(fabric_links says {lk['gbps']}G)")
         if lk["count"] != links[tier]:
             out.append(f"{site}: fabric_links reports {lk['count']} {tier} links, the fabric has {links[tier]}")
+        role, key = DECLARED_SPEED[tier]
+        declared = tier_rows(entry).get(role, {}).get(key)
+        if declared is not None and declared != lk["gbps"]:
+            out.append(f"{site}: the {role} tier declares {declared}G {key.split('_')[0]} ports, its {tier} links run at "
+                       f"{lk['gbps']}G")
         if off(lk.get("length_m", length), length):
             out.append(f"{site}: fabric_links gives {tier} {lk['length_m']:g} m, the project's length is {length:g} m")
     return out

@@ -16,8 +16,8 @@ edge holds every link between two nodes (``count``, ``gbps``, ``tier``, ``item``
   Clos leaf reaches every spine with u1 / S links when S divides u1 (uniform striping);
 - 3-tier: pods of d2 leaves under u1 aggregation switches (Al-Fares); leaves left over form
   smaller pods whose aggregation count divides u1; aggregation switches stripe over the cores;
-- leaf_mesh: u1 rounds of a round-robin tournament between the leaves (every pair joined once
-  u1 >= leaves - 1).
+- leaf_mesh: u1 // (L - 1) links between every pair of the L leaves, the remaining ports spread
+  evenly (designer.fabric.mesh_pairs).
 
 Problems met while wiring (NICs with no leaf port, a pod with no aggregation switch, a count
 that does not split over the networks) are sentences in ``graph.graph["problems"]``.
@@ -257,23 +257,29 @@ def pods(leaves: int, aggs: int, u1: int, d2: int) -> list[tuple[int, int]]:
 
 
 def mesh_pairs(n: int, ports: int) -> Counter:
-    """Links per leaf pair: ``ports`` link ends a leaf. Even n: rounds of the circle method (each a
-    perfect matching); odd n: circulant offsets 1..(n-1)/2 in turn, two link ends a leaf each."""
+    """Links per leaf pair, ``ports`` link ends a leaf: ports // (n - 1) links between every pair, the
+    rest spread evenly: perfect matchings of the circle method (even n) or circulant offsets (odd n,
+    two link ends a leaf each) chosen evenly over their range, so any balanced cut gets its share."""
     pairs: Counter = Counter()
     if n < 2:
         return pairs
+    base, extra = divmod(ports, n - 1)
+    for a in range(n):
+        for b in range(a + 1, n):
+            pairs[a, b] = base
     if n % 2 == 0:
-        for t in range(ports):
-            r = t % (n - 1)
+        for j in range(extra):
+            r = j * (n - 1) // extra
             pairs[tuple(sorted((r, n - 1)))] += 1
             for k in range(1, n // 2):
                 pairs[tuple(sorted(((r + k) % (n - 1), (r - k) % (n - 1))))] += 1
     else:
-        for t in range(ports // 2):
-            k = t % ((n - 1) // 2) + 1
+        half = (n - 1) // 2
+        for j in range(extra // 2):
+            k = (2 * j + 1) * half // extra + 1
             for i in range(n):
                 pairs[tuple(sorted((i, (i + k) % n)))] += 1
-    return pairs
+    return +pairs
 
 
 def members(graph: nx.Graph, group: str, rails: int) -> list[tuple[int, int]]:
