@@ -179,7 +179,7 @@ def test_every_example_report_renders_in_chromium(example, tmp_path):
     in-process without the command's audit: this is about the report (tests/test_cli.py runs the command)."""
     chromium()
     try:
-        solution = solve(load_inputs(example), SolveOptions(time_limit=60, mip_gap=1e-2))
+        solution = solve(load_inputs(example), SolveOptions(time_limit=180, mip_gap=1e-2))
     except NoSolution:
         pytest.skip(f"{example.stem}: no design within the time limit on this machine")
     out = tmp_path / example.stem
