@@ -170,6 +170,8 @@ def check_paths(entry, graph, cat, design) -> list[str]:
             out.append(f"{site}: NICs on {a} cannot reach NICs on {b} ({len(worst.unreachable)} leaf pair(s) cut off)")
         hops, us = max(hops, worst.hops), max(us, (worst.ns + extra_ns) / 1e3)
         conservative &= top_tier_idle(net)
+    if hops == 0:  # a single NIC a network: no two NICs talk over the fabric
+        return out
     reported_hops, reported_us = entry.get("hops"), entry.get("fabric_latency_us")
     if reported_hops is not None and (hops > reported_hops or (hops < reported_hops and not conservative)):
         out.append(f"{site}: worst-case path crosses {hops} switch hops by graph search, the design reports "

@@ -25,6 +25,7 @@ that does not split over the networks) are sentences in ``graph.graph["problems"
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -234,8 +235,31 @@ class Wiring:
                 self.problems.append(f"{self.site}: pod {p + 1} ({len(members)} leaves) has no aggregation switch: "
                                      f"{aggs_total} in the plane, {u1} uplinks a leaf, {d2} down ports a switch")
             self.stripe(members, pod, u1, int(self.rows["leaf"]["up_gbps"]), "leaf_spine")
-            aggs += pod
-        self.stripe(aggs, cores, int(spine["up_ports"]), int(spine["up_gbps"] or 0), "spine_core")
+            aggs.append(pod)
+        self.stripe([a for pod in aggs for a in pod], cores, int(spine["up_ports"]), int(spine["up_gbps"] or 0),
+                    "spine_core")
+        self.join_pods([pod for pod in aggs if pod], set(cores))
+
+    def join_pods(self, pods: list[list[str]], cores: set[str]) -> None:
+        """Small pods reach only some cores; where two share none, a switch y of the second moves a
+        single link from core b to a core a of the first, and a switch z of a third pod that holds a
+        through another switch too moves its link from a to b: core loads stay as they were."""
+        g = self.g
+        reach = [{c for x in pod for c in g.adj[x] if c in cores} for pod in pods]
+        for p, q in itertools.combinations(range(len(pods)), 2):
+            if reach[p] != cores and reach[q] != cores and not reach[p] & reach[q]:
+                for y, b, a in ((y, b, a) for y in pods[q] for b in list(g.adj[y]) if b in cores
+                                for a in sorted(reach[p])):
+                    z = next((z for z in g.adj[a] if g.nodes[z]["role"] == "spine" and z not in pods[p] + pods[q]
+                              and not g.has_edge(z, b) and g.edges[z, a]["count"] == 1 and sum(
+                                  g.nodes[w].get("pod") == g.nodes[z].get("pod") for w in g.adj[a]) > 1), None)
+                    if g.edges[y, b]["count"] == 1 and not g.has_edge(y, a) and z is not None:
+                        g.add_edge(y, a, **g.edges[y, b])
+                        g.add_edge(z, b, **g.edges[z, a])
+                        g.remove_edge(y, b)
+                        g.remove_edge(z, a)
+                        reach[q] = {c for x in pods[q] for c in g.adj[x] if c in cores}
+                        break
 
     def mesh(self, leaves: list[str], uplinks: int, gbps: int) -> None:
         for (a, b), n in mesh_pairs(len(leaves), uplinks).items():
