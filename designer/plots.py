@@ -101,10 +101,10 @@ def power_figure(solution: dict):
             color="#9BB5DA", label="cooling & losses (PUE)")
     for y, r in zip(ys, rows):
         share = f"{r['share']:.0%}" if r["share"] is not None else "n/a"
-        ax.text(max(r["cap_mw"], r["facility_mw"]), y, f"  {r['facility_mw']:.2f} / {r['cap_mw']:g} MW ({share})",
+        ax.text(max(r["cap_mw"], r["facility_mw"]), y, f"  {r['facility_mw']:.3g} / {r['cap_mw']:g} MW ({share})",
                 va="center", fontsize=8)
     ax.set_yticks(ys, names)
-    ax.set_xlim(0, max([r["cap_mw"] for r in rows] + [r["facility_mw"] for r in rows] + [1]) * 1.35)
+    ax.set_xlim(0, (max([r["cap_mw"] for r in rows] + [r["facility_mw"] for r in rows], default=0) or 1) * 1.4)
     ax.set_xlabel("MW (facility)")
     ax.set_title("power used against the cap, per site")
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22 - 0.3 / max(len(rows), 1)), ncol=3,
