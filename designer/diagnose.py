@@ -299,12 +299,13 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
     }
 
 
-STALE = ("bom.csv", "design.xlsx")
+STALE = ("bom.csv", "design.xlsx", "cabling.csv", "fabric.graphml")  # files only a solved design has
 
 
 def write_infeasible(out_dir, solution: dict, extra=None) -> list:
     """design.json and the reports of an infeasible workbook, written atomically; the solved-design files
-    a previous run left there (bom.csv, design.xlsx) are removed so the folder does not mix two runs."""
+    a previous run left there (STALE) are removed so the folder does not mix two runs. Other files in the
+    folder are left alone."""
     from pathlib import Path
 
     from designer.export import atomic_dir, write_json
