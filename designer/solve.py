@@ -17,7 +17,8 @@ from models import workload as wl
 from models.intersite import prepare
 from models.dominance import prune
 from models.modes import enumerate_modes
-from models.network import COST_SCALE, ModelData, build_model, multiplier, set_objective, site_list
+from models.network import (COST_SCALE, ModelData, add_budget_row, build_model, multiplier, set_objective, site_list,
+                            workload_rows)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,14 @@ def pruning_criteria(data: ModelData, latency_cap: float | None):
         columns.append([mode.latency_us for mode in data.modes])
     if data.workload is not None:
         bounds = intra_bounds(data)
-        columns += [[bounds[s, i] for i in range(len(data.modes))] for s in data.sites]
+        allowed = {s: [i for i in range(len(data.modes)) if bounds[s, i] <= data.workload["t_max_s"]]
+                   for s in data.sites}
+        data.intra_s = bounds
+        if workload_rows(data, allowed)[2]:
+            columns += [[bounds[s, i] for i in range(len(data.modes))] for s in data.sites]
+        else:  # the inter-site rows are implied: only where a mode is allowed matters
+            columns += [[0.0 if bounds[s, i] <= data.workload["t_max_s"] else 1.0 for i in range(len(data.modes))]
+                        for s in data.sites]
     return list(zip(*columns)) if columns else None
 
 
@@ -107,12 +115,41 @@ def intra_bounds(data: ModelData) -> dict:
     return bounds
 
 
-def run_highs(model, options: SolveOptions, scale: float = 1.0) -> Outcome:
+def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | None = None,
+              stop_below_cutoff: bool = False) -> Outcome:
     """One HiGHS solve; the gap comes from incumbent and bound, never assumed. Objective and bound are
-    multiplied by ``scale`` (the model states costs in millions)."""
+    multiplied by ``scale`` (the model states costs in millions).
+
+    ``cutoff`` (USD) is the budget on the cost objective. It is first given to HiGHS as its objective
+    bound, which spares the LP the dense budget row (that row slows HiGHS's cut loop many times over);
+    a result is then checked against it: a design over budget whose bound is within it is solved
+    again with the row. ``stop_below_cutoff`` ends a solve at its first design within the cutoff."""
+    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff)
+    if cutoff is None or outcome.objective is None or outcome.objective <= cutoff * (1 + 1e-9):
+        return outcome
+    if outcome.bound is not None and outcome.bound > cutoff * (1 + 1e-9):
+        return Outcome("infeasible", None, outcome.bound, None, outcome.seconds, "cost bound above the budget",
+                       outcome.highs_seconds)
+    add_budget_row(model, cutoff)
+    try:
+        again = _run_highs(model, options, scale, None, stop_below_cutoff=False)
+    finally:
+        model.del_component(model.budget)
+    again.seconds += outcome.seconds
+    again.highs_seconds += outcome.highs_seconds
+    return again
+
+
+def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
+               stop_below_cutoff: bool) -> Outcome:
     solver = Highs()
     config = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
-              "rel_gap": options.mip_gap}
+              "rel_gap": options.mip_gap, "solver_options": {}}
+    if cutoff is not None:
+        limit = cutoff / scale * (1 + 1e-9)
+        config["solver_options"]["objective_bound"] = limit
+        if stop_below_cutoff:
+            config["solver_options"]["objective_target"] = limit
     if options.time_limit is not None:
         config["time_limit"] = options.time_limit
     if options.threads:
@@ -132,6 +169,8 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0) -> Outcome:
         gap = abs(obj - bound) / max(abs(obj), 1e-9)
     if tc == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
         status = "optimal"
+    elif tc == TerminationCondition.objectiveLimit and has_solution:
+        status = "feasible"  # a feasibility probe stopped at its first design within the cutoff
     elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
         status = "infeasible"
     elif has_solution:
@@ -150,42 +189,49 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     t0 = time.perf_counter()
     data = prepare_data(inputs)
     timings = {"modes_s": time.perf_counter() - t0}
-    say(f"{len(data.modes)} fabric modes kept of {data.modeset.summary()['enumerated']} enumerated")
+
     if not data.modes:
         raise with_diagnosis(Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()}), inputs, data, options)
+    levels = sorted({mode.latency_us for mode in data.modes})
+    if inputs.project.get("objective") == "min_latency":
+        # The cheapest design over every mode first (latency aside): it proves the slowest level feasible
+        # and is the answer when no faster level is; modes are pruned without the latency criterion.
+        data = prepare_data(inputs, latency_cap=levels[-1])
     t1 = time.perf_counter()
     model = build_model(data)
     timings["build_s"] = time.perf_counter() - t1
+    say(f"{len(data.modes)} fabric modes kept of {data.modeset.summary()['enumerated']} enumerated")
     say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints "
         f"({timings['build_s']:.1f} s)")
     if options.export_model:
-        set_objective(model, "cost" if inputs.project.get("objective") != "min_latency" else "latency")
+        set_objective(model, "cost")
+        if budget(inputs) is not None:
+            add_budget_row(model, budget(inputs))
         model.write(str(options.export_model), io_options={"symbolic_solver_labels": True})
+        if budget(inputs) is not None:
+            model.del_component(model.budget)
         say(f"wrote the model to {options.export_model}")
     outcomes = []
+    proven = True
+    levels = sorted({mode.latency_us for mode in data.modes})
     if inputs.project.get("objective") == "min_latency":
-        set_objective(model, "latency")
-        say("solving: worst fabric latency first")
-        first = run_highs(model, options)
-        outcomes.append(first)
-        if first.status in ("infeasible", "no_solution"):
-            handle_failure(inputs, data, first, options)
-        # Second stage: only modes at or below the least worst latency, pruned by cost and power alone.
-        t1 = time.perf_counter()
-        data = prepare_data(inputs, latency_cap=first.objective)
+        # The cheapest design over every mode first (latency aside): it proves some level feasible,
+        # and it is the answer when no faster level is.
+        data = prepare_data(inputs, latency_cap=levels[-1])
         model = build_model(data)
-        timings["build_s"] += time.perf_counter() - t1
-        say(f"least worst-case latency {first.objective:.3f} us; "
-            f"{len(data.modes)} modes at or below it")
-    set_objective(model, "cost")
-    say("solving: cost")
-    outcome = run_highs(model, options, COST_SCALE)
-    outcomes.append(outcome)
-    if outcome.status in ("infeasible", "no_solution"):
-        handle_failure(inputs, data, outcome, options)
-    if len(outcomes) == 2 and outcomes[0].status != "optimal" and outcome.status == "optimal":
-        outcome.status = "feasible"  # the latency stage was not proven: neither is the lexicographic optimum
-    say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'}")
+    outcome = cost_solve(model, inputs, data, options, say, outcomes)
+    if inputs.project.get("objective") == "min_latency":
+        level, proven = least_latency(inputs, levels, options, say, outcomes)
+        if level < levels[-1]:
+            t1 = time.perf_counter()
+            data = prepare_data(inputs, latency_cap=level)
+            model = build_model(data)
+            timings["build_s"] += time.perf_counter() - t1
+            say(f"least worst-case latency {level:.3f} us; {len(data.modes)} modes at or below it")
+            outcome = cost_solve(model, inputs, data, options, say, outcomes)
+    if not proven and outcome.status == "optimal":
+        outcome.status = "feasible"  # a faster latency level was not ruled out: the optimum is not proven
+    say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'} ({outcome.seconds:.1f} s)")
     timings["solve_s"] = sum(o.seconds for o in outcomes)
     timings["highs_s"] = sum(o.highs_seconds for o in outcomes)
     t2 = time.perf_counter()
@@ -193,6 +239,58 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     timings["extract_s"] = time.perf_counter() - t2
     solution["timings"] = timings
     return solution
+
+
+def cost_solve(model, inputs, data: ModelData, options: SolveOptions, say, outcomes: list) -> Outcome:
+    """The cheapest design of ``model`` within the budget; failures raise with the planner's reason."""
+    set_objective(model, "cost")
+    say("solving: cost")
+    outcome = run_highs(model, options, COST_SCALE, cutoff=budget(inputs))
+    outcomes.append(outcome)
+    if outcome.status in ("infeasible", "no_solution"):
+        handle_failure(inputs, data, outcome, options)
+    return outcome
+
+
+def least_latency(inputs, levels: list[float], options: SolveOptions, say, outcomes: list) -> tuple[float, bool]:
+    """min_latency: the least latency level L (among the modes' worst-case latencies) at which a design
+    exists using only modes at or below L, the top level being known feasible. Feasibility is monotone
+    in L, so a binary search needs log2(levels) feasibility solves over small models (HiGHS stops at the
+    first design within the budget). Returns (L, proven); proven is False when a probe hit the limits
+    without a verdict (L is then the least level known to be feasible)."""
+    probe_options = SolveOptions(time_limit=options.time_limit, mip_gap=1.0, threads=options.threads)
+    cutoff = budget(inputs)
+    proven = True
+
+    def feasible(level: float) -> bool | None:
+        nonlocal proven
+        capped = prepare_data(inputs, latency_cap=level)
+        if not capped.modes:
+            return False
+        model = build_model(capped)
+        set_objective(model, "cost")
+        outcome = run_highs(model, probe_options, COST_SCALE, cutoff=cutoff, stop_below_cutoff=True)
+        outcomes.append(outcome)
+        say(f"latency level {level:.3f} us: {outcome.status} ({outcome.seconds:.1f} s)")
+        if outcome.status == "no_solution":
+            proven = False
+            return None
+        return outcome.status != "infeasible"
+
+    lo, hi = 0, len(levels) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if feasible(levels[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return levels[hi], proven
+
+
+def budget(inputs) -> float | None:
+    """The budget as a cutoff on the cost objective (capex + energy), or None."""
+    value = inputs.project.get("budget_usd")
+    return None if value is None else float(value)
 
 
 def handle_failure(inputs, data: ModelData, outcome: Outcome, options: SolveOptions | None = None) -> None:
@@ -226,7 +324,6 @@ def infeasible_reason(inputs, data: ModelData) -> str:
                 f"(before network power), {required:,} are required")
     if project.get("budget_usd") is not None:
         relaxed = build_model(data)
-        relaxed.budget.deactivate()
         set_objective(relaxed, "cost")
         result = run_highs(relaxed, SolveOptions(mip_gap=1e-4, time_limit=60), COST_SCALE)
         if result.status in ("optimal", "feasible"):

@@ -3,7 +3,8 @@
 Notation: s site, m fabric mode, j spine option, r route, c coherent type, k DCI router model.
 Every group is built only over the pre-filtered index sets where it applies (``ModelData``).
 Counts of a 2- or 3-tier fabric are per plane (per rail for rail_only) and multiplied by the
-plane (and rail) count when they enter cost and power.
+plane (and rail) count when they enter cost and power. The budget, capex + energy <= budget_usd, is not
+a row here: the solve applies it as HiGHS's objective cutoff on the cost objective (designer.solve).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from models.intersite import InterSite, bdp_mb, channels_per_pair
 from models.modes import Mode
 
 HOURS_PER_YEAR = 8760.0
-COST_SCALE = 1e6  # objective and budget rows in millions of USD: keeps HiGHS well scaled
+COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
 
 
 @dataclass
@@ -103,7 +104,6 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_workload(m, data)
     define_power(m, data)
     define_cost(m, data)
-    define_budget(m, data)
     define_latency(m, data)
     return m
 
@@ -281,13 +281,14 @@ def define_aggregation_core(m, data: ModelData) -> None:
 
 
 def define_modules(m, data: ModelData) -> None:
-    """Twin-port transceivers (k links a module): pooled ends k x modules_smt >= link ends of tier t;
-    each of the j spines of a 2-tier Clos holds u1 leaves / j ports:
-    k x spine_modules_smj >= u1 / j x (leaves - P_spine (1 - z_smj)) (2-tier leaves never exceed P_spine)."""
+    """Twin-port transceivers (k links a module): pooled ends 0 <= k x modules_smt - link ends <= k - 1
+    (exactly the ceiling, so a design stopped short of optimality buys no spare modules); each of the j
+    spines of a 2-tier Clos holds u1 leaves / j ports:
+    k x spine_modules_smj >= u1 / j x (leaves - P_spine (1 - z_smj)) (2-tier leaves never exceed P_spine),
+    spine_modules_smj <= ceil(P_spine / k) z_smj (none for spine counts not chosen)."""
     def pooled(m, s, i, t):
-        mode = data.modes[i]
-        ends = tier_links(m, s, i)[t]
-        return mode.cables[t].links_per_module * m.modules[s, i, t] >= ends
+        k = data.modes[i].cables[t].links_per_module
+        return pyo.inequality(0, k * m.modules[s, i, t] - tier_links(m, s, i)[t], k - 1)
 
     m.module_count = pyo.Constraint(m.SMT, rule=pooled)
 
@@ -297,6 +298,8 @@ def define_modules(m, data: ModelData) -> None:
         return k * m.spine_modules[s, i, j] >= mode.u1 / j * (leaf_count(m, s, i) - mode.spine_ports * (1 - m.z[s, i, j]))
 
     m.spine_module_count = pyo.Constraint(m.SMJW, rule=per_spine)
+    m.spine_module_pick = pyo.Constraint(m.SMJW, rule=lambda m, s, i, j: m.spine_modules[s, i, j] <= -(
+        -data.modes[i].spine_ports // data.modes[i].cables[1].links_per_module) * m.z[s, i, j])
 
 
 def define_demand(m, data: ModelData) -> None:
@@ -339,9 +342,10 @@ def define_routes(m, data: ModelData) -> None:
 
 
 def capacity(m, r):
-    """Capacity of route r in Gb/s: sum_c gbps_c waves_rc."""
+    """Capacity of route r in Tb/s: sum_c gbps_c waves_rc / 1000 (rows stay within a few orders of
+    magnitude, which HiGHS's cuts need)."""
     co = m.data.inputs.coherent
-    return sum(float(co.loc[c, "gbps"]) * m.waves[r, c] for c in m.route[r].coherent)
+    return sum(float(co.loc[c, "gbps"]) / 1e3 * m.waves[r, c] for c in m.route[r].coherent)
 
 
 def site_capacity(m, s):
@@ -393,8 +397,9 @@ def define_dci_capacity(m, data: ModelData) -> None:
     sites = data.inputs.sites
 
     def rule(m, s):
-        big = ratio * bw * float(sites.loc[s, "max_nodes"])
-        return site_capacity(m, s) >= ratio * bw * sum(m.nodes[s, i] for i in m.modes_at[s]) - big * (1 - m.multi)
+        per_node = ratio * bw / 1e3  # Tb/s
+        big = per_node * data.site_node_limit(s)
+        return site_capacity(m, s) >= per_node * sum(m.nodes[s, i] for i in m.modes_at[s]) - big * (1 - m.multi)
 
     m.dci_capacity = pyo.Constraint(m.S, rule=rule)
 
@@ -402,16 +407,16 @@ def define_dci_capacity(m, data: ModelData) -> None:
 def define_dci_routers(m, data: ModelData) -> None:
     """DCI routers at each site: port bandwidth for every coherent port plus as much facing the fabric,
     sum_k pool_k routers_sk >= 2 sum_{r at s} cap_r; buffers hold the bandwidth-delay product,
-    sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (MB)."""
+    sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (rows in Tb/s and GB)."""
     if not data.inter.routes:
         return
     sw = data.inputs.switches
-    pool = {k: max(g * n for g, n in port_modes(sw.loc[k, "port_modes"]).items()) for k in m.K}
+    pool = {k: max(g * n for g, n in port_modes(sw.loc[k, "port_modes"]).items()) / 1e3 for k in m.K}  # Tb/s
     factor = float(data.inputs.project["buffer_bdp_factor"])
     m.router_ports = pyo.Constraint(m.S, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
                                     >= 2 * site_capacity(m, s))
-    m.router_buffer = pyo.Constraint(m.S, rule=lambda m, s: sum(
-        float(sw.loc[k, "buffer_mb"]) * m.routers[s, k] for k in m.K)
+    m.router_buffer = pyo.Constraint(m.S, rule=lambda m, s: sum(  # GB on both sides
+        float(sw.loc[k, "buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
         >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))
 
 
@@ -436,13 +441,11 @@ def define_workload(m, data: ModelData) -> None:
     (modes above T_max were left out of SM), alpha_q is a level of the worst one-way latency of a used
     route (lev_q >= use_r for routes at or above level q) and kk_k picks the number of open sites.
     Linear form: cap_s >= sum_m coef_smqk y_sm - M (2 - lev_q - kk_k); pairs with no time left are
-    forbidden: sum_{m: no time} y_sm <= 2 - lev_q - kk_k."""
-    params = data.workload
-    if params is None or len(data.sites) < 2 or not data.inter.routes:
+    forbidden: sum_{m: no time} y_sm <= 2 - lev_q - kk_k. A row whose coefficients never exceed what
+    dci_ratio already asks of a one-node site is implied and left out (often all of them)."""
+    levels, needs, binding = workload_rows(data, m.modes_at)
+    if not binding:
         return
-    from models.workload import inter_coefficient
-
-    levels = sorted({r.rtt_ms / 2 for r in data.inter.routes})  # ms, one way
     ks = range(2, len(data.sites) + 1)
     m.Q = pyo.Set(initialize=range(len(levels)))
     m.KK = pyo.Set(initialize=range(1, len(data.sites) + 1))
@@ -453,26 +456,47 @@ def define_workload(m, data: ModelData) -> None:
     m.QR = pyo.Set(dimen=2, initialize=[(q, r.key) for q in m.Q for r in data.inter.routes
                                         if r.rtt_ms / 2 >= levels[q] - 1e-12])
     m.lev_route = pyo.Constraint(m.QR, rule=lambda m, q, r: m.lev[q] >= m.use[r])
-    t_max = params["t_max_s"]
-
-    def left(s, i, q, k):
-        return t_max - data.intra_s[s, i] - 2 * (k - 1) * levels[q] / 1e3
 
     def capacity_rule(m, s, q, k):
-        coef = {i: inter_coefficient(params, k) / left(s, i, q, k) for i in m.modes_at[s] if left(s, i, q, k) > 0}
+        coef = {i: c for i, c in needs(s, q, k) if c is not None}
         if not coef:
             return pyo.Constraint.Skip
         big = max(coef.values())
         return site_capacity(m, s) >= sum(c * m.y[s, i] for i, c in coef.items()) - big * (2 - m.lev[q] - m.kk[k])
 
     def no_time_rule(m, s, q, k):
-        bad = [i for i in m.modes_at[s] if left(s, i, q, k) <= 0]
+        bad = [i for i, c in needs(s, q, k) if c is None]
         if not bad:
             return pyo.Constraint.Skip
         return sum(m.y[s, i] for i in bad) <= 2 - m.lev[q] - m.kk[k]
 
-    m.workload_capacity = pyo.Constraint(m.S, m.Q, ks, rule=capacity_rule)
-    m.workload_time = pyo.Constraint(m.S, m.Q, ks, rule=no_time_rule)
+    m.QSK = pyo.Set(dimen=3, initialize=binding)
+    m.workload_capacity = pyo.Constraint(m.QSK, rule=capacity_rule)
+    m.workload_time = pyo.Constraint(m.QSK, rule=no_time_rule)
+
+
+def workload_rows(data: ModelData, modes_at: dict) -> tuple[list, object, list]:
+    """Route latency levels (ms), the per-GPU need function needs(s, q, k) -> [(mode, Tb/s or None when no
+    time is left)], and the (s, q, k) rows that are not implied by dci_ratio for a one-node site."""
+    from models.workload import inter_coefficient
+
+    params = data.workload
+    if params is None or len(data.sites) < 2 or not data.inter.routes:
+        return [], None, []
+    levels = sorted({r.rtt_ms / 2 for r in data.inter.routes})
+    t_max = params["t_max_s"]
+    implied = float(data.inputs.project["dci_ratio"]) * nic_gbps_per_node(data) / 1e3  # Tb/s, one node
+
+    def left(s, i, q, k):
+        return t_max - data.intra_s[s, i] - 2 * (k - 1) * levels[q] / 1e3
+
+    def needs(s, q, k):
+        return [(i, inter_coefficient(params, k) / left(s, i, q, k) / 1e3 if left(s, i, q, k) > 0 else None)
+                for i in modes_at[s]]
+
+    binding = [(s, q, k) for s in data.sites for q in range(len(levels)) for k in range(2, len(data.sites) + 1)
+               if any(c is None or c > implied for _, c in needs(s, q, k))]
+    return levels, needs, binding
 
 
 def site_it_watts(m, s):
@@ -499,10 +523,11 @@ def site_it_watts(m, s):
 
 
 def define_power(m, data: ModelData) -> None:
-    """Facility power: mw_s = PUE_s x IT_s / 1e6 <= power_mw_s open_s."""
+    """Facility power: mw_s = PUE_s x IT_s / 1e6 <= power_mw_s open_s (the definition row in kW)."""
     sites = data.inputs.sites
     m.mw = pyo.Var(m.S, domain=pyo.NonNegativeReals)
-    m.mw_def = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] == float(sites.loc[s, "pue"]) * site_it_watts(m, s) / 1e6)
+    m.mw_def = pyo.Constraint(m.S, rule=lambda m, s: 1e3 * m.mw[s] == float(sites.loc[s, "pue"])
+                              * site_it_watts(m, s) / 1e3)  # kW on both sides
     m.power_cap = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] <= float(sites.loc[s, "power_mw"]) * m.open[s])
 
 
@@ -550,17 +575,24 @@ def define_cost(m, data: ModelData) -> None:
     m.total_cost = pyo.Expression(expr=m.capex + m.energy)
 
 
-def define_budget(m, data: ModelData) -> None:
-    """capex + energy <= budget_usd."""
-    budget = data.inputs.project.get("budget_usd")
-    if budget is not None:
-        m.budget = pyo.Constraint(expr=m.total_cost / COST_SCALE <= float(budget) / COST_SCALE)
-
-
 def define_latency(m, data: ModelData) -> None:
-    """worst_latency >= latency_m y_sm: the worst one-way fabric latency of any open site (us)."""
+    """The worst one-way fabric latency of any open site (us), by levels L_1 < ... < L_Q of the modes'
+    latencies: above_q >= sum_{m: L_m >= L_q} y_sm at every site s (0 <= above_q <= 1), and
+    worst_latency >= sum_q (L_q - L_{q-1}) above_q. Exact for integer y and far tighter in the
+    relaxation than worst_latency >= L_m y_sm."""
+    levels = sorted({mode.latency_us for mode in data.modes})
+    m.L = pyo.Set(initialize=range(len(levels)))
+    m.above = pyo.Var(m.L, bounds=(0, 1))
     m.worst_latency = pyo.Var(domain=pyo.NonNegativeReals)
-    m.latency_def = pyo.Constraint(m.SM, rule=lambda m, s, i: m.worst_latency >= data.modes[i].latency_us * m.y[s, i])
+    m.latency_level = pyo.Constraint(m.L, m.S, rule=lambda m, q, s: m.above[q] >= sum(
+        m.y[s, i] for i in m.modes_at[s] if data.modes[i].latency_us >= levels[q]))
+    m.latency_def = pyo.Constraint(expr=m.worst_latency >= sum(
+        (levels[q] - (levels[q - 1] if q else 0.0)) * m.above[q] for q in m.L))
+
+
+def add_budget_row(m, budget_usd: float) -> None:
+    """The budget as an explicit row, capex + energy <= budget_usd, for a model written to a file."""
+    m.budget = pyo.Constraint(expr=m.total_cost / COST_SCALE <= budget_usd / COST_SCALE)
 
 
 def set_objective(m, kind: str) -> None:
