@@ -180,7 +180,7 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     cores = mult * ival(core_count(model, s, i))
     bom.add(s, "nodes", str(node.name), nodes, node["node_price_usd"], float(node["node_power_kw"]) * 1e3)
     tiers = [{"tier": "leaf", "model": mode.leaf, "count": leaves, "port_gbps": mode.g0, "down_ports": mode.d1,
-              "up_ports": mode.u1, "down_gbps": mode.g0, "up_gbps": mode.g1 if mode.tiers >= 2 else None,
+              "up_ports": mode.u1, "down_gbps": mode.g0, "up_gbps": (mode.g1 or mode.g0) if mode.tiers >= 2 else None,
               "buffer_mb": float(sw.loc[mode.leaf, "buffer_mb"])}]
     bom.add(s, "switches", mode.leaf, leaves, sw.loc[mode.leaf, "price_usd"], sw.loc[mode.leaf, "power_w"])
     if spines:

@@ -238,8 +238,8 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
         for models in itertools.product(*uppers):
             spine = models[0] if len(models) > 0 else None
             core = models[1] if len(models) > 1 else None
-            g1_opts = [None]
-            if tiers >= 2:
+            g1_opts = [None]  # a mesh links leaves at the NIC speed
+            if tiers >= 2 and topology != "leaf_mesh":
                 g1_opts = sorted(s for s in speeds(leaf) if s >= g0 and (spine is None or s in speeds(spine)))
             for g1 in g1_opts:
                 g2_opts = [None]
@@ -253,7 +253,7 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                         yield from _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf,
                                                 spine, core, g0, g1, g2, level1, level2, rails, lengths, reject,
                                                 mesh_leaves)
-            if tiers >= 2 and not g1_opts:
+            if tiers >= 2 and topology != "leaf_mesh" and not g1_opts:
                 reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
 
 

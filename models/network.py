@@ -303,10 +303,11 @@ def define_modules(m, data: ModelData) -> None:
 
 
 def define_demand(m, data: ModelData) -> None:
-    """sum_sm gpus_per_node nodes_sm >= gpus_required."""
+    """sum_sm gpus_per_node nodes_sm >= gpus_required (infeasible outright when no site may use any mode)."""
     gpn = int(data.node["gpus_per_node"])
-    m.demand = pyo.Constraint(expr=sum(gpn * m.nodes[s, i] for s, i in m.SM)
-                              >= int(data.inputs.project["gpus_required"]))
+    need = int(data.inputs.project["gpus_required"])
+    m.demand = pyo.Constraint(rule=lambda m: sum(gpn * m.nodes[s, i] for s, i in m.SM) >= need
+                              if len(m.SM) else pyo.Constraint.Infeasible)
 
 
 def define_site_count(m, data: ModelData) -> None:
