@@ -75,7 +75,7 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
     if data.workload is not None:
         data.intra_s = intra_bounds(data)
     data.multiplier = {i: multiplier(mode, data.node) for i, mode in enumerate(data.modes)}
-    modeset.modes = data.modes  # the summary counts what the model gets
+    modeset.final = len(data.modes)  # the summary counts what the model gets
     return data
 
 

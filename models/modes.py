@@ -105,11 +105,13 @@ class ModeSet:
     modes: list[Mode]
     filtered: Counter
     examples: dict[str, str]
+    final: int | None = None  # modes left after the filters applied after enumeration (workload, dominance)
 
     def summary(self) -> dict:
+        kept = len(self.modes) if self.final is None else self.final
         return {
-            "enumerated": len(self.modes) + sum(self.filtered.values()),
-            "kept": len(self.modes),
+            "enumerated": kept + sum(self.filtered.values()),
+            "kept": kept,
             "filtered": dict(self.filtered),
             "examples": [{"reason": r, "mode": m} for r, m in self.examples.items()],
         }
