@@ -214,12 +214,6 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
         say(f"wrote the model to {options.export_model}")
     outcomes = []
     proven = True
-    levels = sorted({mode.latency_us for mode in data.modes})
-    if inputs.project.get("objective") == "min_latency":
-        # The cheapest design over every mode first (latency aside): it proves some level feasible,
-        # and it is the answer when no faster level is.
-        data = prepare_data(inputs, latency_cap=levels[-1])
-        model = build_model(data)
     outcome = cost_solve(model, inputs, data, options, say, outcomes)
     if inputs.project.get("objective") == "min_latency":
         level, proven = least_latency(inputs, levels, options, say, outcomes)

@@ -79,7 +79,9 @@ def prepare(inputs, sites: list[str]) -> InterSite:
 
     site_set = set(sites)
     routes: list[Route] = []
-    for _, row in inputs.routes.iterrows():
+    if len(inputs.routes) and not routers:
+        notes.append("no DCI router (a switch with role dci) carries the coherent speeds: no route can be used")
+    for _, row in (inputs.routes if routers else inputs.routes.iloc[:0]).iterrows():
         a, b = str(row["site_a"]), str(row["site_b"])
         if a not in site_set or b not in site_set:
             continue

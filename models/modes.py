@@ -142,14 +142,27 @@ def mesh_split(pool_gbps: float, g: int, level: float, leaves: int) -> tuple[int
 
 
 def choose_cables(optics, tier: str, gbps: int, length_m: float) -> list[Cable]:
-    """Cables or transceivers that carry gbps over length_m, Pareto-optimal in (price, power) per link."""
+    """Cables or transceivers that carry gbps over length_m and that no other option beats for sure.
+
+    Per link a cable is one item and a transceiver 2 / links_per_module modules at best (ends that share
+    modules) and 2 at worst (each end alone in its device: modules are counted per device). An option is
+    dropped only when another's worst price and power per link are no more than its best."""
     rows = optics[["gbps", "reach_m", "kind", "links_per_module", "price_usd", "power_w"]]
     options = [Cable(tier, gbps, length_m, str(name), str(kind), int(lpm), float(price), float(power))
                for name, g, reach, kind, lpm, price, power in rows.itertuples(name=None)
                if int(g) == gbps and float(reach) >= length_m]
-    per_link = [(c.unit_price * c.modules_per_link, c.unit_power_w * c.modules_per_link, c) for c in options]
-    return [c for p, w, c in per_link
-            if not any((p2 <= p and w2 <= w) and (p2 < p or w2 < w) for p2, w2, _ in per_link)]
+
+    def per_link(c: Cable) -> tuple[float, float]:
+        """(best, worst) items per link."""
+        return (1.0, 1.0) if c.kind in ("dac", "aoc") else (2.0 / c.links_per_module, 2.0)
+
+    def beats(a: Cable, b: Cable) -> bool:
+        a_worst, b_best = per_link(a)[1], per_link(b)[0]
+        price = (a.unit_price * a_worst, b.unit_price * b_best)
+        power = (a.unit_power_w * a_worst, b.unit_power_w * b_best)
+        return price[0] <= price[1] and power[0] <= power[1] and (price[0] < price[1] or power[0] < power[1])
+
+    return [b for b in options if not any(beats(a, b) for a in options if a is not b)]
 
 
 @functools.lru_cache(maxsize=1024)

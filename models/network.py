@@ -414,9 +414,10 @@ def define_dci_routers(m, data: ModelData) -> None:
     sw = data.inputs.switches
     pool = {k: max(g * n for g, n in port_modes(sw.loc[k, "port_modes"]).items()) / 1e3 for k in m.K}  # Tb/s
     factor = float(data.inputs.project["buffer_bdp_factor"])
-    m.router_ports = pyo.Constraint(m.S, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
+    routed = [s for s in data.sites if m.incident[s]]
+    m.router_ports = pyo.Constraint(routed, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
                                     >= 2 * site_capacity(m, s))
-    m.router_buffer = pyo.Constraint(m.S, rule=lambda m, s: sum(  # GB on both sides
+    m.router_buffer = pyo.Constraint(routed, rule=lambda m, s: sum(  # GB on both sides
         float(sw.loc[k, "buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
         >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))
 
