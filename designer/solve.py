@@ -6,6 +6,7 @@ import math
 import time
 from dataclasses import dataclass
 
+import highspy
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
@@ -155,6 +156,8 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
         config["time_limit"] = options.time_limit
     if options.threads:
         config["threads"] = options.threads
+        # HiGHS keeps one thread scheduler per process and refuses a run asking for another thread count.
+        highspy.Highs.resetGlobalScheduler(True)
     start = time.perf_counter()
     res = solver.solve(model, **config)
     seconds = time.perf_counter() - start

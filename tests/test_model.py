@@ -441,3 +441,11 @@ def test_reference_design_smoke(tmp_path, name):
     if row["links_per_tier"]:
         assert {lk["tier"]: lk["count"] for lk in s["fabric_links"]} == {
             t: int(row["links_per_tier"]) for t in ("node_leaf", "leaf_spine", "spine_core")[:s["fabric_tiers"]]}
+
+
+def test_thread_counts_may_change_between_solves(tmp_path):
+    """HiGHS keeps one thread scheduler per process: solves asking for different thread counts in one
+    process (a sweep's in-process worker after a default solve) must all still solve."""
+    inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", tables(32)))
+    statuses = [solve(inputs, SolveOptions(threads=threads))["status"] for threads in (None, 1, 2, 1)]
+    assert statuses == ["optimal"] * 4
