@@ -602,7 +602,7 @@ class Oracle:
                     if dist[a, k] + dist[k, b] < dist[a, b]:
                         dist[a, b] = dist[a, k] + dist[k, b]
         limit = math.inf if max_rtt is None else max_rtt + 1e-12
-        return all(dist[a, b] <= limit for a in opened for b in opened)
+        return all(dist[a, b] < math.inf and dist[a, b] <= limit for a in opened for b in opened)
 
     # -- whole problem ------------------------------------------------------------------------
 
@@ -651,14 +651,15 @@ def solve(inputs, rules: Rules = Rules()) -> Answer | None:
 
 # --- instances --------------------------------------------------------------------------------
 
-def tiny_workbooks(max_sites: int = 4, budget: bool = True):
+def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = True, twin_port: bool = True):
     """A hypothesis strategy of tiny valid workbooks (dict of sheets for designer.xlsx.write_workbook).
 
     A base that is usually feasible (a leaf/spine/core switch at the NIC speed, a cable that reaches a
     node, an optic that reaches a spine, a DCI router), then random extras and limits that often bind:
     1-3 fabric switches of 3-16 ports, 0-2 DCI routers, 1-4 optics, 1-2 coherent types, a node type of
     1-4 NICs over 1-2 planes, 1..max_sites sites of 1-8 nodes, routes between most site pairs. About
-    half the multi-site instances need more GPUs than one site holds. No workload sheet."""
+    half the multi-site instances need more GPUs than one site holds. No workload sheet. ``budget``,
+    ``min_latency`` and ``twin_port`` allow a budget, the min_latency objective, twin-port modules."""
     from hypothesis import strategies as st
 
     shapes = ["3x400", "4x400", "6x400", "8x400", "4x800,8x400", "2x800,4x400,8x200", "4x400,8x200", "6x200",
@@ -718,7 +719,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True):
                 gbps, reach = pick(fabric_speeds), pick([3, 30, 100, 500])
             optics.append(dict(name=f"opt{i}", gbps=gbps, kind=kind, reach_m=reach, power_w=pick([0.1, 8.0]),
                                price_usd=pick([100, 600]),
-                               links_per_module=pick([1, 2]) if kind == "transceiver" else 1, **src))
+                               links_per_module=pick([1, 2]) if kind == "transceiver" and twin_port else 1, **src))
         sites = []
         for i in range(draw(st.integers(1, max_sites))):
             sites.append(dict(name=f"s{i}", power_mw=pick([0.1, 0.3, 1.0, 0.04]), pue=pick([1.1, 1.4]),
@@ -762,7 +763,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True):
             project["topologies_allowed"] = pick(["leaf_spine", "fat_tree_3", "rail_optimized", "fat_tree_3",
                                                   "leaf_spine,fat_tree_3", "rail_optimized,fat_tree_3", "rail_only",
                                                   "leaf_mesh", "leaf_spine,rail_optimized,rail_only"])
-        if not often(5):
+        if min_latency and not often(5):
             project["objective"] = "min_latency"
         if not often(3):
             project["min_sites"] = draw(st.integers(1, len(open_to)))
