@@ -45,7 +45,9 @@ def test_quick_bench_times_are_finite_and_positive(quick_rows):
     for r in times:
         value = _number(r["value"].lstrip(">= "))
         assert value is not None, r
-        assert math.isfinite(value) and value > 0, r
+        assert math.isfinite(value), r
+        # phases are printed to the millisecond by `designer solve --timings`: a short one reads 0.000
+        assert value >= 0 if "phase" in r["figure"] else value > 0, r
 
 
 def test_quick_bench_savings_are_never_negative(quick_rows):
