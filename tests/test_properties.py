@@ -154,21 +154,21 @@ def test_every_design_meets_the_invariants_and_the_audit(tmp_path):
 # Metamorphic relations
 # --------------------------------------------------------------------------------------------------
 
-def relation(name: str, books, body) -> None:
-    """Run ``body(tmp, book, data)`` on METAMORPHIC_EXAMPLES workbooks that have a design (``base`` rejects the
-    others); it returns how the two optima compared. At least a quarter of the examples must compare two
+def relation(name: str, books, body, examples: int = METAMORPHIC_EXAMPLES, least: float = 0.25) -> None:
+    """Run ``body(tmp, book, data)`` on ``examples`` workbooks that have a design (``base`` rejects the
+    others); it returns how the two optima compared. At least ``least`` of the examples must compare two
     designs (else the relation was barely tested)."""
     seen: Counter = Counter()
     tmp = Path(tempfile.mkdtemp(prefix=f"designer-{name}-"))
 
-    @settings(max_examples=METAMORPHIC_EXAMPLES)
+    @settings(max_examples=examples)
     @given(books, st.data())
     def check(book, data):
         seen[body(tmp, book, data)] += 1
 
     check()
     print(f"\n{name}: " + ", ".join(f"{k}: {v}" for k, v in sorted(seen.items())))
-    assert seen["both feasible"] >= METAMORPHIC_EXAMPLES // 4, seen
+    assert seen["both feasible"] >= least * examples, seen
 
 
 def base(tmp, book: dict) -> dict:
@@ -221,12 +221,14 @@ def test_tighter_latency_limit_never_lowers_the_cost():
         optimum = base(tmp, book)
         worst = max(s["fabric_latency_us"] for s in opened(optimum))
         faster = sorted({f.latency_us for f in fabrics(load_inputs(tmp / "base.xlsx"))} - {worst})
-        limit = data.draw(st.sampled_from([x for x in faster if x < worst] or [worst - 1e-3]), label="limit (us)")
+        levels = [x for x in reversed(faster) if x < worst - 1e-9] or [worst - 1e-3]  # the nearest first
+        limit = data.draw(st.sampled_from(levels), label="limit (us)")
         tighter = copy.deepcopy(book)
         tighter["project"]["max_fabric_latency_us"] = limit
         return no_cheaper(solved(tmp, tighter, "tighter"), optimum, f"max_fabric_latency_us {limit:g}")
 
-    relation("max_fabric_latency_us", min_cost_books, body)
+    # a faster fabric rarely holds the job as cheaply or at all: more examples, fewer comparisons expected
+    relation("max_fabric_latency_us", min_cost_books, body, examples=2 * METAMORPHIC_EXAMPLES, least=0.1)
 
 
 def test_tighter_rtt_limit_never_lowers_the_cost():
