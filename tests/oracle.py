@@ -651,7 +651,8 @@ def solve(inputs, rules: Rules = Rules()) -> Answer | None:
 
 # --- instances --------------------------------------------------------------------------------
 
-def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = True, twin_port: bool = True):
+def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = True, twin_port: bool = True,
+                   multi_site: bool = False):
     """A hypothesis strategy of tiny valid workbooks (dict of sheets for designer.xlsx.write_workbook).
 
     A base that is usually feasible (a leaf/spine/core switch at the NIC speed, a cable that reaches a
@@ -659,7 +660,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
     1-3 fabric switches of 3-16 ports, 0-2 DCI routers, 1-4 optics, 1-2 coherent types, a node type of
     1-4 NICs over 1-2 planes, 1..max_sites sites of 1-8 nodes, routes between most site pairs. About
     half the multi-site instances need more GPUs than one site holds. No workload sheet. ``budget``,
-    ``min_latency`` and ``twin_port`` allow a budget, the min_latency objective, twin-port modules."""
+    ``min_latency`` and ``twin_port`` allow a budget, the min_latency objective, twin-port modules;
+    ``multi_site`` draws at least two sites and, when they can, more GPUs than one site holds."""
     from hypothesis import strategies as st
 
     shapes = ["3x400", "4x400", "6x400", "8x400", "4x800,8x400", "2x800,4x400,8x200", "4x400,8x200", "6x200",
@@ -721,7 +723,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                                price_usd=pick([100, 600]),
                                links_per_module=pick([1, 2]) if kind == "transceiver" and twin_port else 1, **src))
         sites = []
-        for i in range(draw(st.integers(1, max_sites))):
+        for i in range(draw(st.integers(2 if multi_site else 1, max_sites))):
             sites.append(dict(name=f"s{i}", power_mw=pick([0.1, 0.3, 1.0, 0.04]), pue=pick([1.1, 1.4]),
                               max_nodes=draw(st.integers(1, 8)), fixed_cost_usd=pick([0, 100_000, 400_000]),
                               power_cost_usd_per_mw=pick([0, 1e6, 3e6]), energy_usd_per_mwh=pick([0, 80]),
@@ -733,7 +735,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
         largest = gpn * max(x["max_nodes"] for x in open_to)
         required = sum(x["status"] == "required" for x in open_to)
         top = capacity if often(9) else capacity + gpn  # sometimes more than all sites hold
-        spread = len(open_to) > 1 and top > largest and often(1)  # more than one site holds
+        spread = len(open_to) > 1 and top > largest and (multi_site or often(1))  # more than one site holds
         if spread and not any(x["roles"] == "dci" for x in switches):
             switches.append(dict(model="dci_extra", family="ethernet", port_modes="8x800,16x400", buffer_mb=4_000,
                                  latency_ns=2_000, power_w=300, price_usd=40_000, roles="dci", **src))
