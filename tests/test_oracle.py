@@ -2,9 +2,9 @@
 independently of models/ and designer.solve; the MILP's optimum must equal it (relative 1e-6), and
 where the oracle finds no design, neither may the MILP.
 
-Disagreements found so far are pinned below as strict xfails, each with its counterexample and the
-rule at stake. The random comparison accepts a disagreement only when one of those explains it
-(``known_deviation``), and counts it apart; any other disagreement fails with both designs.
+Disagreements found so far (all since fixed in the model) are kept below as regression tests, each with
+its counterexample and the rule at stake; any disagreement in the random comparison fails with both
+designs.
 
 CI runs EXAMPLES instances (derandomized: the same ones every run); DESIGNER_ORACLE_EXAMPLES=N runs N,
 and HYPOTHESIS_PROFILE=designer-random draws new ones.
@@ -28,7 +28,6 @@ from designer.xlsx import write_workbook
 EXAMPLES = int(os.environ.get("DESIGNER_ORACLE_EXAMPLES", "220"))
 EXACT = SolveOptions(mip_gap=1e-9, **({"diagnose": False} if "diagnose" in SolveOptions.__dataclass_fields__ else {}))
 SRC = {"source": "oracle counterexample"}
-NOMINAL_CABLES = oracle.Rules(cables="nominal")
 
 
 def run_both(path, book: dict, rules: oracle.Rules = oracle.Rules()):
@@ -46,19 +45,6 @@ def agree(answer, solution) -> bool:
     if answer is None or solution is None:
         return answer is None and solution is None
     return abs(answer.cost - solution["objective_usd"]) <= 1e-6 * max(1.0, abs(answer.cost))
-
-
-def known_deviation(inputs, answer, solution) -> str | None:
-    """The pinned MILP bug (xfail below) that explains a disagreement, if one does."""
-    if answer is None or solution is None:
-        return None
-    if inputs.project.get("objective") == "min_latency":
-        worst = max(s["fabric_latency_us"] for s in solution["sites"] if s["open"])
-        if worst > answer.latency_us + 1e-9:
-            return "min_latency: latency levels taken after latency-blind pruning"
-    if solution["objective_usd"] > answer.cost and agree(oracle.Oracle(inputs, NOMINAL_CABLES).solve(), solution):
-        return "cables pruned by nominal per-link figures"
-    return None
 
 
 def describe(book: dict, answer, solution) -> str:
@@ -85,13 +71,9 @@ def test_milp_equals_exhaustive_search(tmp_path):
     @settings(max_examples=EXAMPLES)
     @given(oracle.tiny_workbooks())
     def check(book):
-        inputs, answer, solution = run_both(tmp_path / "instance.xlsx", book)
-        if agree(answer, solution):
-            seen[outcome(answer)] += 1
-            return
-        known = known_deviation(inputs, answer, solution)
-        assert known, "MILP and exhaustive search disagree:\n" + describe(book, answer, solution)
-        seen[f"known deviation ({known})"] += 1
+        _, answer, solution = run_both(tmp_path / "instance.xlsx", book)
+        assert agree(answer, solution), "MILP and exhaustive search disagree:\n" + describe(book, answer, solution)
+        seen[outcome(answer)] += 1
 
     check()
     total = sum(seen.values())
@@ -103,7 +85,7 @@ def test_milp_equals_exhaustive_search(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------
-# Pinned disagreements: counterexamples where the MILP is wrong against DESIGN.md
+# Disagreements the oracle found, fixed in the model: their counterexamples as regression tests
 # --------------------------------------------------------------------------------------------------
 
 def small_book(**project) -> dict:
@@ -136,16 +118,11 @@ def test_min_latency_design_at_the_least_latency(tmp_path):
     assert agree(answer, solution)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "min_latency: designer.solve takes the latency levels to search from the modes left after pruning without "
-    "the latency criterion (prepare_data(inputs, latency_cap=levels[-1])), so a faster mode dominated in cost and "
-    "power (here the 100 ns 3-port leaf) is never a level: the MILP returns a 1.77 us design where a 1.47 us one "
-    "exists (DESIGN 3: min_latency minimises the worst fabric latency first, cost only breaks ties)"))
 def test_min_latency_is_the_least_latency(tmp_path):
     """One node of 2 x 400G NICs, leaf_spine only. Leaves: sw0 (4 x 400G, 250 ns, leaf/spine/core, a 2/2 split)
     or sw1 (3 x 400G, 100 ns, leaf only, a 1/1 split: two leaves). Fastest: two sw1 leaves under one sw0 spine,
     2 x 450 + 2 x 100 + 250 ns + 2 x (2 + 10) m x 5 ns = 1.47 us, $26,400 ($20,000 node, 3 x $2,000 switches,
-    4 x $100 cables). The MILP: one sw0 leaf and one sw0 spine, 1.77 us, $24,400."""
+    4 x $100 cables). The MILP once returned one sw0 leaf and one sw0 spine, 1.77 us, $24,400."""
     book = small_book(gpus_required=1, objective="min_latency", topologies_allowed="leaf_spine",
                       cable_m_node_leaf=2, cable_m_leaf_spine=10)
     book["node_types"] = [dict(book["node_types"][0], gpus_per_node=1, nics_per_node=2, nic_gbps=400,
@@ -161,13 +138,9 @@ def test_min_latency_is_the_least_latency(tmp_path):
     assert (solution["objective_usd"], worst) == (pytest.approx(26_400), pytest.approx(1.47))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "models.network.define_dci_routers builds 'sum_k pool_k routers_sk >= 2 capacity_s' at every site; with no DCI "
-    "router in the catalog and a site without a usable route both sides are 0, Pyomo gets the constant True and "
-    "raises InvalidConstraintError instead of solving (DESIGN 4: one site can hold the job; no DCI is needed)"))
 def test_routes_without_any_dci_router(tmp_path):
     """Three sites, one route a-b, no switch with role dci: the cheapest design opens one site (2 nodes on one
-    rail_only switch per rail), as the oracle finds; the model build crashes."""
+    rail_only switch per rail), as the oracle finds; the model build once crashed on a constant row."""
     book = small_book(gpus_required=4)
     book["sites"] = [dict(book["sites"][0], name=name, status="candidate") for name in ("a", "b", "c")]
     book["routes"] = [dict(site_a="a", site_b="b", distance_km=40, fiber_pairs=1, fiber_cost_usd_per_pair_km=10)]
@@ -177,17 +150,11 @@ def test_routes_without_any_dci_router(tmp_path):
     assert agree(answer, solution)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "models.modes.choose_cables keeps only cables Pareto-optimal in price and power per link, taking a twin-port "
-    "module as 2/links_per_module = 1 module a link; since twin-port modules are counted per device "
-    "(models.network.cable_items: ceil(ports / 2) at each node and switch) a link whose ends share no module "
-    "costs 2 of them, so the DAC it 'dominates' is cheaper and is never offered (DESIGN 4: each link needs a "
-    "cable or two transceivers, picked by reach; transceivers counted per link end)"))
 def test_cable_choice_with_twin_port_modules(tmp_path):
     """One node with one 400G NIC on a 3-port switch: a 400G DAC ($100, 8 W) or a twin-port transceiver ($100,
     0.1 W a module) over the node's 2 m. The DAC link costs $100; the twin-port link needs a module at the node
     and one at the switch, $200. Cheapest: $20,000 node + $2,000 switch + $100 DAC = $22,100; the MILP,
-    offered only the twin-port module, pays $22,200."""
+    once offered only the twin-port module, paid $22,200."""
     book = small_book(gpus_required=1, cable_m_node_leaf=2)
     book["node_types"] = [dict(book["node_types"][0], gpus_per_node=1, nics_per_node=1, nic_gbps=400,
                                node_price_usd=20_000)]
