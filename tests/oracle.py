@@ -36,23 +36,21 @@ SEARCH_LIMIT = 50_000  # route/coherent/wave assignments the oracle will try for
 
 @dataclass(frozen=True)
 class Rules:
-    """Readings of DESIGN.md section 4 where it leaves a choice.
+    """Readings of DESIGN.md section 4 where it leaves a choice. The defaults are the MILP's; the others
+    are wider readings, used to look for cheaper designs the MILP's choices rule out.
 
-    - ``levels``: "grid": a tier's port split is the one of each oversubscription level in
-      LEVEL_GRID up to the limit (and the limit itself); "any": every split within the limit.
+    - ``levels``: "grid": a tier's port split is the one (most down ports, then fewest up) at each
+      oversubscription level in LEVEL_GRID up to the limit and at the limit itself; "every": at every
+      level a split can have up to the limit.
     - ``mesh``: "grid": a leaf mesh is split for a size limit from MESH_GRID and may have up to that
       many leaves; "exact": for exactly the leaves it has.
     - ``uplinks``: "not_slower": a tier's uplinks run at least as fast as its downlinks;
       "any": any speed both switches have.
-    - ``cables``: "exact": a cable choice is dropped only when another is no worse for every link count;
-      "nominal": the MILP's pruning (models.modes.choose_cables), Pareto on price and power per link with
-      a multi-link module taken as 2/links_per_module modules a link (not exact: see tests/test_oracle.py).
     """
 
     levels: str = "grid"
     mesh: str = "grid"
     uplinks: str = "not_slower"
-    cables: str = "exact"
 
 
 # --- catalog cells ---------------------------------------------------------------------------
@@ -154,24 +152,20 @@ def _best(options) -> tuple[int, int] | None:
     return d, min(u for dd, u in options if dd == d)
 
 
-def _split_set(options, fits, limit: float, rules: Rules) -> set:
-    """The splits of ``options`` (d, u) used: the best at each grid level up to the limit, or, for
-    "any", the most down ports each uplink count allows within the limit."""
-    if rules.levels == "any":
-        best = {}
-        for d, u in options:
-            if fits(d, u, limit):
-                best[u] = max(best.get(u, 0), d)
-        return {(d, u) for u, d in best.items()}
-    found = (_best([(d, u) for d, u in options if fits(d, u, level)])
-             for level in sorted({lv for lv in LEVEL_GRID if lv <= limit} | {limit}))
+def _split_set(options, ratio, limit: float, rules: Rules) -> set:
+    """The splits of ``options`` (d, u) used: the best (most down ports, then fewest up) at each level up to
+    the limit; ``ratio(d, u)`` is a split's oversubscription."""
+    levels = {lv for lv in LEVEL_GRID if lv <= limit} | {limit}
+    if rules.levels == "every":  # every ratio a split can have within the limit is a level
+        levels |= {ratio(d, u) for d, u in options if ratio(d, u) <= limit + EPS}
+    found = (_best([(d, u) for d, u in options if ratio(d, u) <= level + EPS]) for level in sorted(levels))
     return {x for x in found if x is not None}
 
 
 def clos_splits(pool: int, g_down: int, g_up: int, limit: float, rules: Rules) -> set:
     """Splits (d down at g_down, u up at g_up) of a switch of ``pool`` Gb/s with d g_down <= level u g_up."""
     options = [(d, u) for u in range(1, pool // g_up + 1) for d in range(1, (pool - u * g_up) // g_down + 1)]
-    return _split_set(options, lambda d, u, level: d * g_down <= level * u * g_up + EPS, limit, rules)
+    return _split_set(options, lambda d, u: d * g_down / (u * g_up), limit, rules)
 
 
 def mesh_splits(pool: int, g: int, limit: float, leaves: int, rules: Rules) -> set:
@@ -180,11 +174,10 @@ def mesh_splits(pool: int, g: int, limit: float, leaves: int, rules: Rules) -> s
     bandwidth of half the mesh: d x 2(leaves - 1) <= level x u x leaves."""
     ports = pool // g
     options = [(d, u) for u in range(2, ports + 1, 2) if u >= leaves - 1 for d in range(1, ports - u + 1)]
-    return _split_set(options, lambda d, u, level: d * 2 * (leaves - 1) <= level * u * leaves + EPS, limit,
-                      rules)
+    return _split_set(options, lambda d, u: d * 2 * (leaves - 1) / (u * leaves), limit, rules)
 
 
-def cable_options(inputs, tier: str, gbps: int, length_m: float, rules: Rules = Rules()) -> list[Link]:
+def cable_options(inputs, tier: str, gbps: int, length_m: float) -> list[Link]:
     """Cables and transceivers that carry gbps over length_m. One is left out only when another
     costs no more and draws no more power for every link count (items per link exact: 1 or 2)."""
     found = []
@@ -197,11 +190,6 @@ def cable_options(inputs, tier: str, gbps: int, length_m: float, rules: Rules = 
         items = 1 if k.cable else 2 if k.per_module == 1 else None
         return None if items is None else (items * k.price, items * k.watts)
 
-    if rules.cables == "nominal":
-        nominal = [(k.price * (1 if k.cable else 2 / k.per_module), k.watts * (1 if k.cable else 2 / k.per_module))
-                   for k in found]
-        return [k for k, (p, w) in zip(found, nominal)
-                if not any(p2 <= p and w2 <= w and (p2 < p or w2 < w) for p2, w2 in nominal)]
     out = []
     for i, k in enumerate(found):
         mine = per_link(k)
@@ -302,7 +290,7 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
             tiers_links.append(("leaf_spine", g1, ls))
         if tiers == 3:
             tiers_links.append(("spine_core", g2, sc))
-        choices = [cable_options(inputs, t, g, m, rules) for t, g, m in tiers_links]
+        choices = [cable_options(inputs, t, g, m) for t, g, m in tiers_links]
         for cables in itertools.product(*choices):
             out.append(Fabric(topology, tiers, protocol, leaf, spine, core, g0, g1, g2, d1, u1, d2, u2,
                               spine_ports, core_ports, mesh_leaves, tuple(cables), latency_us))
