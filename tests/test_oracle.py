@@ -85,7 +85,7 @@ def test_milp_equals_exhaustive_search(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------
-# Disagreements the oracle found, fixed in the model: their counterexamples as regression tests
+# Disagreements the oracle found, fixed in the model (or its solver pin): counterexamples as regression tests
 # --------------------------------------------------------------------------------------------------
 
 def small_book(**project) -> dict:
@@ -168,15 +168,12 @@ def test_cable_choice_with_twin_port_modules(tmp_path):
     assert solution["objective_usd"] == pytest.approx(22_100)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HiGHS 1.16.0 presolve reduces this model to empty and reports the design with 400 W spines optimal "
-    "(gap 0); with presolve off HiGHS finds the 100 W spines, $1,387.58 cheaper in energy: designer.solve "
-    "emits a non-optimal design as optimal (DESIGN 4: cost includes energy over horizon_years)"))
 def test_spine_power_priced_by_energy(tmp_path):
     """Two sites joined by a 5 km route; 6 one-NIC 1-GPU nodes, 1 fit at s0, 5 at s2 (a leaf_spine of three
     4-port sw1 leaves, 2 down / 2 up, under two spines). Spines: sw0 (3 x 400G, 100 W) or sw1 (4 x 400G,
     400 W), both $2,000. Only s2 pays energy ($80/MWh over 3 years, PUE 1.1): sw0 spines save 2 x 300 W x 1.1
-    x 26,280 h x $80/MWh = $1,387.58. Cheapest: $206,283.56; the MILP: $207,671.14."""
+    x 26,280 h x $80/MWh = $1,387.58. Cheapest: $206,283.56. HiGHS 1.16.0's presolve reported the 400 W
+    spines ($207,671.14) as optimal with gap 0; pyproject.toml keeps highspy below 1.16."""
     node = dict(name="n", gpus_per_node=1, nics_per_node=1, nic_gbps=400, node_power_kw=2.0, node_price_usd=20_000,
                 nvlink_latency_ns=300, **SRC)
     switch = dict(family="infiniband", buffer_mb=16, latency_ns=100, price_usd=2_000, roles="leaf,spine,core", **SRC)
