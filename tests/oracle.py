@@ -12,8 +12,10 @@ in every constraint). Meant for <= 4 sites, a few switches and optics, a few nod
 The workload sheet is not modelled: ``solve`` refuses inputs that carry one.
 
 ``Rules`` names the points where DESIGN.md leaves room and the MILP takes one reading. The
-defaults are the MILP's documented readings; the other values are DESIGN.md's wider ones, used by
-the tests that pin a disagreement (see tests/test_oracle.py).
+defaults are the MILP's documented readings; the other values are wider readings of DESIGN.md, to
+look for cheaper designs those readings rule out (tests/test_oracle.py pins what was found).
+
+``tiny_workbooks`` (end of the module) is the hypothesis strategy of instances the oracle can search.
 """
 
 from __future__ import annotations
@@ -297,10 +299,23 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
     return out
 
 
+_figures_of: dict = {}
+
+
+def _figures(inputs) -> tuple[dict, dict]:
+    """(node type row, {switch: (price, watts)}) of the inputs, read once (sizing runs thousands of times)."""
+    cached = _figures_of.get("inputs")
+    if cached is not inputs:
+        sw = inputs.switches
+        _figures_of.update(inputs=inputs, node=inputs.node_types.loc[inputs.project["node_type"]].to_dict(),
+                           switches={m: (float(sw.loc[m, "price_usd"]), float(sw.loc[m, "power_w"])) for m in sw.index})
+    return _figures_of["node"], _figures_of["switches"]
+
+
 def size(inputs, f: Fabric, nodes: int) -> Sized | None:
     """The fewest switches of fabric f for ``nodes`` nodes, its links, cost and power; None if it
     cannot hold them."""
-    node = inputs.node_types.loc[inputs.project["node_type"]]
+    node, figures = _figures(inputs)
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     rails = nics // planes
     copies = planes * (rails if f.topology == "rail_only" else 1)  # independent networks
@@ -343,14 +358,13 @@ def size(inputs, f: Fabric, nodes: int) -> Sized | None:
             link_counts.append(copies * spines * f.u2)
             ends.append([(copies * leaves, f.u1), (1, copies * uplinks)])
             ends.append([(copies * spines, f.u2), (1, copies * spines * f.u2)])
-    sw = inputs.switches
     switches = {"leaf": (f.leaf, copies * leaves)}
     if spines:
         switches["spine"] = (f.spine, copies * spines)
     if cores:
         switches["core"] = (f.core, copies * cores)
-    cost = sum(float(sw.loc[m, "price_usd"]) * n for m, n in switches.values())
-    watts = sum(float(sw.loc[m, "power_w"]) * n for m, n in switches.values())
+    cost = sum(figures[m][0] * n for m, n in switches.values())
+    watts = sum(figures[m][1] * n for m, n in switches.values())
     links = []
     for cable, count, tier_ends in zip(f.links, link_counts, ends):
         items = cable.items(tier_ends, count)

@@ -32,9 +32,7 @@ from oracle import fabrics, tiny_workbooks
 EXACT = SolveOptions(mip_gap=1e-9, **({"diagnose": False} if "diagnose" in SolveOptions.__dataclass_fields__ else {}))
 INVARIANT_EXAMPLES = 60
 METAMORPHIC_EXAMPLES = 30
-# Twin-port modules are left out of the metamorphic catalogs: with them, removing an optic can lower the
-# MILP's cost (the pinned bug tests/test_oracle.py::test_cable_choice_with_twin_port_modules).
-min_cost_books = tiny_workbooks(min_latency=False, twin_port=False)
+min_cost_books = tiny_workbooks(min_latency=False)
 
 
 def solved(tmp_path, book: dict, name: str) -> dict | None:
@@ -248,7 +246,7 @@ def test_tighter_rtt_limit_never_lowers_the_cost():
         verdict = no_cheaper(solved(tmp, tighter, "tighter"), optimum, f"max_site_rtt_ms {limit:g}")
         return verdict if optimum["links"] else "one site (limit not binding)"
 
-    relation("max_site_rtt_ms", tiny_workbooks(min_latency=False, twin_port=False, max_sites=3, multi_site=True),
+    relation("max_site_rtt_ms", tiny_workbooks(min_latency=False, max_sites=3, multi_site=True),
              body, least=0.2)
 
 
