@@ -752,7 +752,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                                    amplifier_spacing_km=pick([40, 80])))
         project = {"gpus_required": draw(st.integers(largest + 1, top) if spread else st.integers(1, largest)),
                    "node_type": "gpu_node", "max_oversubscription": pick([1, 1, 1.5, 2, 3]),
-                   "dci_ratio": pick([0.125, 0, 0.0625, 0.25][: 3 if len(sites) > 3 else 4]), "buffer_bdp_factor": pick([1, 0, 2]),
+                   "dci_ratio": pick([0.125, 0, 0.0625, 0.25][: 3 if len(sites) > 3 else 4]),
+                   "buffer_bdp_factor": pick([1, 0, 2]),
                    "horizon_years": pick([0, 0, 3]), "cable_m_node_leaf": pick([2, 3]),
                    "cable_m_leaf_spine": pick([10, 50]), "cable_m_spine_core": pick([50, 150])}
         if budget and not often(3):

@@ -179,7 +179,8 @@ def test_spine_power_priced_by_energy(tmp_path):
     switch = dict(family="infiniband", buffer_mb=16, latency_ns=100, price_usd=2_000, roles="leaf,spine,core", **SRC)
     site = dict(power_mw=0.1, pue=1.1, fixed_cost_usd=0, power_cost_usd_per_mw=0, status="candidate")
     book = {
-        "project": {"gpus_required": 6, "node_type": "n", "horizon_years": 3, "topologies_allowed": "leaf_spine,rail_only"},
+        "project": {"gpus_required": 6, "node_type": "n", "horizon_years": 3,
+                    "topologies_allowed": "leaf_spine,rail_only"},
         "sites": [dict(site, name="s0", max_nodes=1, energy_usd_per_mwh=0),
                   dict(site, name="s2", max_nodes=5, energy_usd_per_mwh=80)],
         "routes": [dict(site_a="s0", site_b="s2", distance_km=5, fiber_pairs=1, fiber_cost_usd_per_pair_km=0)],

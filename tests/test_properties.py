@@ -46,21 +46,6 @@ def cost(solution: dict | None) -> float:
     return math.inf if solution is None else solution["objective_usd"]
 
 
-def base(tmp, book: dict) -> dict:
-    """The optimum of the workbook as drawn; examples without one are not counted."""
-    solution = solved(tmp, book, "base")
-    assume(solution is not None)
-    return solution
-
-
-def no_cheaper(tighter: dict | None, looser: dict | None, what: str) -> None:
-    """The optimum of the more constrained workbook is not below the looser one's (infeasible = infinite)."""
-    if tighter is None:
-        return
-    assert cost(looser) <= cost(tighter) * (1 + 1e-6) + 1e-6, (
-        f"{what}: {cost(tighter):,.2f} with the tighter workbook, {cost(looser):,.2f} with the looser")
-
-
 def opened(solution: dict) -> list[dict]:
     return [s for s in solution["sites"] if s["open"]]
 
@@ -107,7 +92,8 @@ def invariant_violations(solution: dict, book: dict) -> list[str]:
         if p.get("max_fabric_latency_us") is not None:
             check(s["fabric_latency_us"] <= p["max_fabric_latency_us"] + 1e-9, f"{s['name']}: latency")
         if len(open_sites) > 1:
-            need = p["dci_ratio"] * s["nodes"] * book["node_types"][0]["nics_per_node"] * book["node_types"][0]["nic_gbps"]
+            node = book["node_types"][0]
+            need = p["dci_ratio"] * s["nodes"] * node["nics_per_node"] * node["nic_gbps"]
             check(s.get("dci_capacity_gbps", 0.0) >= need - 1e-6, f"{s['name']}: dci_ratio")
     check(close(totals["power_mw"], sum(s["power_mw"] for s in open_sites)), "total power")
     names = {s["name"] for s in open_sites}
