@@ -213,7 +213,7 @@ def test_tighter_latency_limit_never_lowers_the_cost():
         return no_cheaper(solved(tmp, tighter, "tighter"), optimum, f"max_fabric_latency_us {limit:g}")
 
     # a faster fabric rarely holds the job as cheaply or at all: more examples, fewer comparisons expected
-    relation("max_fabric_latency_us", min_cost_books, body, examples=2 * METAMORPHIC_EXAMPLES, least=0.1)
+    relation("max_fabric_latency_us", min_cost_books, body, examples=40, least=0.1)
 
 
 def test_tighter_rtt_limit_never_lowers_the_cost():
