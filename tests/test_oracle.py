@@ -208,7 +208,10 @@ def test_spine_power_priced_by_energy(tmp_path):
 # delete the test; tests/test_modes.py encodes the narrow rule today).
 # --------------------------------------------------------------------------------------------------
 
-def one_switch_book(gpus: int, port_modes: str, optics: list, **project) -> dict:
+AOC400 = dict(name="aoc400", gbps=400, kind="aoc", reach_m=100, power_w=1, price_usd=300, **SRC)
+
+
+def one_switch_book(gpus: int, port_modes: str, optics: list = (AOC400,), **project) -> dict:
     """One site of ``gpus`` one-GPU, one-NIC 400G nodes, leaf_spine only, one InfiniBand switch model."""
     return {"project": {"gpus_required": gpus, "node_type": "n", "topologies_allowed": "leaf_spine", **project},
             "sites": [dict(name="a", power_mw=10, pue=1.2, max_nodes=gpus, fixed_cost_usd=0, power_cost_usd_per_mw=0,
@@ -217,7 +220,7 @@ def one_switch_book(gpus: int, port_modes: str, optics: list, **project) -> dict
                                 node_price_usd=1_000, **SRC)],
             "switches": [dict(model="sw", family="infiniband", port_modes=port_modes, buffer_mb=16, latency_ns=200,
                               power_w=500, price_usd=20_000, roles="leaf,spine", **SRC)],
-            "optics": optics,
+            "optics": list(optics),
             "protocols": [dict(name="ib", switch_family="infiniband", nic_latency_ns=450, efficiency=0.9,
                                lossless=True, jitter_rank=0, **SRC)]}
 
@@ -231,8 +234,7 @@ def test_oversubscription_between_grid_levels(tmp_path):
     """200 nodes, 64 x 400G switches ($20,000), 400G AOC ($300), max_oversubscription 2. Leaves 41/22: 5 leaves,
     110 uplinks, 2 spines (11 links from each leaf), 310 AOCs: $200,000 + 7 x $20,000 + $93,000 = $433,000.
     The grid's 42/21 (level 2): 5 leaves, 105 uplinks, 3 spines, 305 AOCs: $451,500."""
-    aoc = dict(name="aoc400", gbps=400, kind="aoc", reach_m=100, power_w=1, price_usd=300, **SRC)
-    book = one_switch_book(200, "64x400", [aoc], max_oversubscription=2)
+    book = one_switch_book(200, "64x400", max_oversubscription=2)
     inputs, answer, solution = run_both(tmp_path / "levels.xlsx", book, oracle.Rules(levels="every"))
     assert answer.cost == pytest.approx(433_000)
     assert answer.sites["a"]["switches"] == {"leaf": ("sw", 5), "spine": ("sw", 2)}
@@ -269,8 +271,7 @@ def test_leaf_mesh_between_grid_sizes(tmp_path):
     """51 one-NIC nodes, leaf_mesh only, 16 x 400G switches, non-blocking: 11 leaves of 5 down + 10 mesh ports
     (a link to each other leaf; the bisection's 30 links carry the 25.5 NICs of a half): $51,000 nodes +
     11 x $20,000 + (51 + 55) x $300 = $302,800. (With 42 nodes: 9 leaves, $248,100; the MILP's grid: $294,400.)"""
-    aoc = dict(name="aoc400", gbps=400, kind="aoc", reach_m=100, power_w=1, price_usd=300, **SRC)
-    book = one_switch_book(51, "16x400", [aoc], topologies_allowed="leaf_mesh")
+    book = one_switch_book(51, "16x400", topologies_allowed="leaf_mesh")
     inputs, answer, solution = run_both(tmp_path / "mesh.xlsx", book, oracle.Rules(mesh="exact"))
     assert answer.cost == pytest.approx(302_800)
     assert answer.sites["a"]["switches"] == {"leaf": ("sw", 11)}
