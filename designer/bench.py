@@ -828,7 +828,8 @@ def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool) ->
             gap = hs.data["gap"]
             gap_text = f"{gap:.2%}" if isinstance(gap, (int, float)) and math.isfinite(gap) else "n/a"
             table.add("b", name, "highspy alone on the MPS (read + run)", hs.data["seconds"], "s",
-                      note=f"{hs.data['status']}, gap {gap_text}", **meta)
+                      note=f"{hs.data['status']}, gap {gap_text}; plain HiGHS options (the designer may set others, "
+                           "e.g. presolve)", **meta)
             ratio = ours / hs.data["seconds"]
             table.add("b", name, "our solve() call / highspy alone", ratio, "x", "<= 1.2x", verdict(ratio <= 1.2),
                       note=f"our call = modes + build + solve + extract (MPS write excluded); "
