@@ -131,16 +131,16 @@ def report_error(exc: Exception, debug: bool) -> int:
 
 
 def cmd_solve(args) -> int:
-    from designer.audit import audit
-    from designer.cabling import write_fabric_files
-    from designer.diagnose import infeasible_solution, write_infeasible
+    from designer.audit.checks import audit
+    from designer.outputs.cabling import write_fabric_files
+    from designer.solve.diagnose import infeasible_solution, write_infeasible
     from designer.errors import AuditFailure, Infeasible
-    from designer.export import write_outputs
-    from designer.report import write_reports
-    from designer.resilience import resilience
-    from designer.solve import SolveOptions, solve
-    from designer.summary import summary_lines
-    from designer.workbook import load_inputs
+    from designer.outputs.export import write_outputs
+    from designer.outputs.report import write_reports
+    from designer.audit.resilience import resilience
+    from designer.solve.run import SolveOptions, solve
+    from designer.outputs.summary import summary_lines
+    from designer.inputs.workbook import load_inputs
 
     workbook = Path(args.workbook) if args.workbook else DEFAULT_WORKBOOK
     say = (lambda _m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
@@ -184,7 +184,7 @@ def cmd_solve(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from designer.report import regenerate
+    from designer.outputs.report import regenerate
 
     files = regenerate(args.folder)
     print(f"wrote {', '.join(f.name for f in files)} to {args.folder}")
@@ -192,7 +192,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from designer.sweep import cli_sweep
+    from designer.tools.sweep import cli_sweep
 
     return cli_sweep(args, REPORTS)
 
@@ -200,7 +200,7 @@ def cmd_sweep(args) -> int:
 def cmd_audit(args) -> int:
     import json
 
-    from designer.audit import audit
+    from designer.audit.checks import audit
 
     path = Path(args.design)
     path = path / "design.json" if path.is_dir() else path
@@ -228,7 +228,7 @@ def cmd_audit(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from designer.workbook import load_inputs
+    from designer.inputs.workbook import load_inputs
 
     inputs = load_inputs(args.workbook)
     print(f"{args.workbook}: valid ({len(inputs.sites)} sites, {len(inputs.routes)} routes, "
@@ -237,7 +237,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_template(args) -> int:
-    from designer.template import write_template
+    from designer.inputs.template import write_template
 
     path = write_template(args.path)
     print(f"wrote template {path}")
@@ -247,7 +247,7 @@ def cmd_template(args) -> int:
 def cmd_catalog(args) -> int:
     import pandas as pd
 
-    from designer.workbook import load_catalog
+    from designer.inputs.workbook import load_catalog
 
     tables = load_catalog()
     names = [args.table] if args.table else list(tables)
@@ -266,7 +266,7 @@ def cmd_catalog(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from designer.bench import main as bench_main
+    from designer.tools.bench import main as bench_main
 
     return bench_main(args)
 

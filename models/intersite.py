@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from designer.catalog import port_modes, roles
+from designer.inputs.catalog import port_modes, roles
 
 FIBER_US_PER_KM = 4.9
 C_BAND_GHZ = 4800.0

@@ -20,7 +20,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from designer.catalog import port_modes, roles
+from designer.inputs.catalog import port_modes, roles
 
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)

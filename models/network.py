@@ -4,7 +4,7 @@ Notation: s site, m fabric mode, j spine option, r route, c coherent type, k DCI
 Every group is built only over the pre-filtered index sets where it applies (``ModelData``).
 Counts of a 2- or 3-tier fabric are per plane (per rail for rail_only) and multiplied by the
 plane (and rail) count when they enter cost and power. The budget, capex + energy <= budget_usd, is not
-a row here: the solve applies it as HiGHS's objective cutoff on the cost objective (designer.solve).
+a row here: the solve applies it as HiGHS's objective cutoff on the cost objective (designer.solve.run).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from designer.catalog import port_modes
+from designer.inputs.catalog import port_modes
 from models.intersite import InterSite, bdp_mb, channels_per_pair
 from models.modes import Mode
 

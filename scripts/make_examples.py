@@ -16,8 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from designer.workbook import load_catalog  # noqa: E402
-from designer.xlsx import write_workbook  # noqa: E402
+from designer.inputs.workbook import load_catalog  # noqa: E402
+from designer.inputs.writer import write_workbook  # noqa: E402
 
 OUT = ROOT / "data" / "examples"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from designer.schema import contract_markdown  # noqa: E402
+from designer.inputs.schema import contract_markdown  # noqa: E402
 
 README = ROOT / "README.md"
 START, END = "<!-- contract:start -->", "<!-- contract:end -->"

@@ -1,7 +1,7 @@
 """Brute-force oracle: the cheapest design of a tiny workbook by exhaustive search.
 
 Written from DESIGN.md section 4 and the rules the model docstrings state, without importing
-``models`` or ``designer.solve``: its own fabric enumeration (topology, tiers, protocol, switch per
+``models`` or ``designer.solve.run``: its own fabric enumeration (topology, tiers, protocol, switch per
 tier, speeds, port splits, cable per tier), its own switch-count arithmetic for a node count, its
 own cost, power and latency sums, and its own inter-site search (routes, coherent type, waves,
 fiber pairs, amplifiers, DCI routers, connectivity, RTT, dci_ratio). Nothing is relaxed: every

@@ -21,14 +21,14 @@ import openpyxl
 import pytest
 
 from designer import cli
-from designer.audit import audit, build_intersite_graph, build_site_graph
-from designer.cabling import write_fabric_files
-from designer.fabric import mesh_pairs, pods
-from designer.flows import worst_path
-from designer.resilience import resilience, summary_lines
-from designer.solve import SolveOptions, solve
-from designer.workbook import load_inputs
-from designer.xlsx import write_workbook
+from designer.audit.checks import audit, build_intersite_graph, build_site_graph
+from designer.outputs.cabling import write_fabric_files
+from designer.audit.fabric import mesh_pairs, pods
+from designer.audit.flows import worst_path
+from designer.audit.resilience import resilience, summary_lines
+from designer.solve.run import SolveOptions, solve
+from designer.inputs.workbook import load_inputs
+from designer.inputs.writer import write_workbook
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
@@ -222,7 +222,7 @@ def test_audit_command_exit_codes(tmp_path, one_su, capsys):
 
 
 def test_solve_refuses_a_design_that_fails_the_audit(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr("designer.audit.audit", lambda design: ["made-up violation for the test"])
+    monkeypatch.setattr("designer.audit.checks.audit", lambda design: ["made-up violation for the test"])
     out = tmp_path / "out"
     workbook = ROOT / "data" / "examples" / "superpod-h100.xlsx"
     assert cli.main(["solve", str(workbook), "-o", str(out), "--quiet"]) == cli.EXIT_ERROR
@@ -348,7 +348,7 @@ def test_resilience_of_one_su(one_su, two_sites):
 
 
 def test_resilience_in_the_design_workbook(tmp_path, one_su, monkeypatch):
-    from designer.export import write_xlsx
+    from designer.outputs.export import write_xlsx
 
     write_xlsx({**one_su, "resilience": resilience(one_su)}, tmp_path / "design.xlsx")
     sheet = openpyxl.load_workbook(tmp_path / "design.xlsx")["resilience"]

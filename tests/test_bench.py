@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from designer import bench
+from designer.tools import bench
 from designer.cli import main
 
 

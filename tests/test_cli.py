@@ -17,8 +17,8 @@ import openpyxl
 import pytest
 
 from designer import cli
-from designer.schema import TOPOLOGIES
-from designer.xlsx import write_workbook
+from designer.inputs.schema import TOPOLOGIES
+from designer.inputs.writer import write_workbook
 from test_model import site, tables, two_sites
 
 ROOT = Path(__file__).resolve().parents[1]

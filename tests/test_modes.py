@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from designer.workbook import load_inputs
-from designer.xlsx import write_workbook
+from designer.inputs.workbook import load_inputs
+from designer.inputs.writer import write_workbook
 from models.modes import OVERSUBSCRIPTION_LEVELS, Cable, choose_cables, enumerate_modes, split_ports
 from test_model import DAC, NODE, SR, SW64, tables
 

@@ -1,5 +1,5 @@
 """The MILP against exhaustive search: tests/oracle.py solves tiny random workbooks by brute force,
-independently of models/ and designer.solve; the MILP's optimum must equal it (relative 1e-6), and
+independently of models/ and designer.solve.run; the MILP's optimum must equal it (relative 1e-6), and
 where the oracle finds no design, neither may the MILP.
 
 Disagreements found so far (all since fixed in the model or the solve) are kept below as regression
@@ -22,9 +22,9 @@ from hypothesis import given, settings
 
 import oracle
 from designer.errors import Infeasible
-from designer.solve import SolveOptions, solve
-from designer.workbook import load_inputs
-from designer.xlsx import write_workbook
+from designer.solve.run import SolveOptions, solve
+from designer.inputs.workbook import load_inputs
+from designer.inputs.writer import write_workbook
 
 EXAMPLES = int(os.environ.get("DESIGNER_ORACLE_EXAMPLES", "220"))
 EXACT = SolveOptions(mip_gap=1e-9, **({"diagnose": False} if "diagnose" in SolveOptions.__dataclass_fields__ else {}))

@@ -3,7 +3,7 @@ valid workbooks (tests/oracle.py ``tiny_workbooks``).
 
 - Invariants read from the Solution dict alone: the BOM adds up to the capex, power and space within
   each site's caps, the GPUs, the budget, the limits on latency and RTT, fiber, channels, amplifiers,
-  site counts; and the independent audit (designer.audit) finds nothing.
+  site counts; and the independent audit (designer.audit.checks) finds nothing.
 - Metamorphic: more budget never raises the optimal cost; more GPUs never lower it; a tighter latency or
   RTT limit never lowers it; removing a catalog item never lowers it; permuting the rows of any sheet
   never changes it. "Never lowers" includes feasibility: if the tighter workbook has a design, so has
@@ -24,9 +24,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from designer.errors import Infeasible
-from designer.solve import SolveOptions, solve
-from designer.workbook import load_inputs
-from designer.xlsx import write_workbook
+from designer.solve.run import SolveOptions, solve
+from designer.inputs.workbook import load_inputs
+from designer.inputs.writer import write_workbook
 from oracle import fabrics, tiny_workbooks
 
 EXACT = SolveOptions(mip_gap=1e-9, **({"diagnose": False} if "diagnose" in SolveOptions.__dataclass_fields__ else {}))
@@ -113,7 +113,7 @@ def invariant_violations(solution: dict, book: dict) -> list[str]:
 
 def test_every_design_meets_the_invariants_and_the_audit(tmp_path):
     try:
-        from designer.audit import audit
+        from designer.audit.checks import audit
     except ImportError:
         audit = None
     checked = []

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from designer.solve import SolveOptions, solve
-from designer.workbook import load_catalog, load_inputs
-from designer.xlsx import write_workbook
+from designer.solve.run import SolveOptions, solve
+from designer.inputs.workbook import load_catalog, load_inputs
+from designer.inputs.writer import write_workbook
 
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference"
 DESIGNS = REFERENCE_DIR / "reference_designs.csv"

@@ -24,7 +24,7 @@ def test_contract_section_is_generated_from_the_schema():
 
 
 def test_contract_lists_every_sheet_and_column():
-    from designer.schema import SHEETS
+    from designer.inputs.schema import SHEETS
 
     section = readme_contract().current((ROOT / "README.md").read_text(encoding="utf-8"))
     for name, sheet in SHEETS.items():

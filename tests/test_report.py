@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from designer import cli
-from designer import statistics as st
+from designer.outputs import statistics as st
 from designer.errors import NoSolution
-from designer.report import render_html, render_markdown, write_reports
-from designer.solve import SolveOptions, solve
-from designer.workbook import load_inputs
-from designer.xlsx import write_workbook
+from designer.outputs.report import render_html, render_markdown, write_reports
+from designer.solve.run import SolveOptions, solve
+from designer.inputs.workbook import load_inputs
+from designer.inputs.writer import write_workbook
 from test_diagnose import book, pair, site
 
 ROOT = Path(__file__).resolve().parents[1]

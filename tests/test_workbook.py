@@ -5,12 +5,12 @@ from __future__ import annotations
 import openpyxl
 import pytest
 
-from designer.catalog import CATALOG_DIR, load_default_catalog, port_modes, roles
+from designer.inputs.catalog import CATALOG_DIR, load_default_catalog, port_modes, roles
 from designer.errors import InputError, Problem
-from designer.schema import SHEETS, TOPOLOGIES, contract_markdown
-from designer.template import write_template
-from designer.workbook import Inputs, load_inputs
-from designer.xlsx import write_workbook
+from designer.inputs.schema import SHEETS, TOPOLOGIES, contract_markdown
+from designer.inputs.template import write_template
+from designer.inputs.workbook import Inputs, load_inputs
+from designer.inputs.writer import write_workbook
 
 HAVE_CATALOG = all((CATALOG_DIR / f"{name}.csv").is_file()
                    for name, spec in SHEETS.items() if spec.catalog)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 
-from designer.statistics import money
+from designer.outputs.statistics import money
 
 LATENCY_REASON = "latency above max_fabric_latency_us"  # models.modes.enumerate_modes
 TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6}
@@ -109,7 +109,7 @@ def _before_model(inputs, data) -> dict | None:
     if modeset.modes and inputs.workload and data is not None and data.workload is not None:
         from copy import copy
 
-        from designer.solve import intra_bounds
+        from designer.solve.run import intra_bounds
 
         every = copy(data)
         every.modes = list(modeset.modes)
@@ -145,7 +145,7 @@ def _with(inputs, **project):
 
 def _elastic(inputs, lift: tuple[str, ...], options) -> dict | None:
     """Solve the elastic model; None when even it has no solution."""
-    from designer.solve import SolveOptions, prepare_data, run_highs
+    from designer.solve.run import SolveOptions, prepare_data, run_highs
     from models.elastic import Limits, add_elastic, loosen, read_slacks
     from models.network import build_model
 
@@ -278,7 +278,7 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
     import designer
     import highspy
 
-    from designer.extract import SCHEMA_VERSION, inputs_echo, pyomo_version
+    from designer.solve.extract import SCHEMA_VERSION, inputs_echo, pyomo_version
 
     diagnosis = exc.details.get("diagnosis")
     return {
@@ -308,8 +308,8 @@ def write_infeasible(out_dir, solution: dict, extra=None) -> list:
     folder are left alone."""
     from pathlib import Path
 
-    from designer.export import atomic_dir, write_json
-    from designer.report import write_reports
+    from designer.outputs.export import atomic_dir, write_json
+    from designer.outputs.report import write_reports
 
     out_dir = Path(out_dir)
     with atomic_dir(out_dir) as stage:

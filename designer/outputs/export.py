@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from designer import resilience
+from designer.audit import resilience
 
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
                "total_power_w"]

@@ -11,9 +11,9 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
-from designer.diagnose import with_diagnosis
+from designer.solve.diagnose import with_diagnosis
 from designer.errors import Infeasible, NoSolution
-from designer.extract import extract
+from designer.solve.extract import extract
 from models import workload as wl
 from models.intersite import prepare
 from models.dominance import prune
@@ -29,7 +29,7 @@ class SolveOptions:
     threads: int | None = None
     progress: object = None  # callable(str) for progress lines, or None
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
-    diagnose: bool = True  # on infeasibility, say what to change (designer.diagnose: an elastic model)
+    diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from designer import resilience
+from designer.audit import resilience
 
 
 def money(x: float) -> str:

@@ -1,6 +1,6 @@
 """Resilience of a design: what one failure leaves (design.json ``resilience``).
 
-- Per open site: the bisection bandwidth (max-flow across the site's balanced cut, designer.flows,
+- Per open site: the bisection bandwidth (max-flow across the site's balanced cut, designer.audit.flows,
   summed over its planes and rails) and what is left of it after losing the most loaded spine
   (aggregation) switch, and the most loaded core switch.
 - Per used route: the inter-site capacity left without it, and whether the open sites stay connected.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import networkx as nx
 
-from designer.fabric import build_intersite_graph, build_site_graph
-from designer.flows import cuts, distinct_networks, max_flow, most_loaded
+from designer.audit.fabric import build_intersite_graph, build_site_graph
+from designer.audit.flows import cuts, distinct_networks, max_flow, most_loaded
 
 
 def resilience(design: dict) -> dict:

@@ -32,7 +32,7 @@ from collections import Counter
 
 import networkx as nx
 
-from designer.catalog import port_modes
+from designer.inputs.catalog import port_modes
 
 SWITCH_ROLES = ("leaf", "spine", "core")
 LENGTH_KEYS = {"node_leaf": "cable_m_node_leaf", "leaf_spine": "cable_m_leaf_spine",

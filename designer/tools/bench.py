@@ -15,7 +15,7 @@ Issue 5. Every figure comes from one run and is printed next to its target with 
 Instances are deterministic (a seeded ``random.Random`` per instance) and are written as planner
 workbooks with ``designer.xlsx.write_workbook`` and read back with ``designer.workbook.load_inputs``,
 so the whole input path is exercised. Each solve runs in a fresh child process
-(``python -m designer.bench --child ...``) with a HiGHS time limit and a wall-clock limit; the parent
+(``python -m designer.tools.bench --child ...``) with a HiGHS time limit and a wall-clock limit; the parent
 reads its peak memory with ``os.wait4``. Outputs: the table on stdout and ``bench.csv`` (one row per
 figure) in the output folder, with the instance workbooks and exported models under ``instances/``.
 """
@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WORKBOOK = ROOT / "data" / "examples" / "default.xlsx"
 QUICK_WORKBOOK = ROOT / "data" / "examples" / "superpod-h100.xlsx"
 ORACLE_PATH = ROOT / "tests" / "oracle.py"
@@ -114,7 +114,7 @@ def synth_switches(count: int, seed: int = 7) -> list[dict]:
     Variant k of a base model: price x f, power x (1/f) x (0.95..1.05), latency x (0.8..1.3), with f in
     0.8..1.25 from a seeded generator: cheaper variants run hotter, so variants trade cost against power
     and latency rather than dominating their base. Port modes, buffers and roles stay the base's."""
-    from designer.workbook import load_catalog
+    from designer.inputs.workbook import load_catalog
 
     base = load_catalog()["switches"].reset_index().to_dict("records")
     rng = random.Random(seed)
@@ -352,7 +352,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     DCI equipment is reserved and the plan redone until every site fits."""
     import numpy as np
 
-    from designer.catalog import port_modes, roles
+    from designer.inputs.catalog import port_modes, roles
     from models.modes import enumerate_modes
 
     start = time.perf_counter()
@@ -528,8 +528,8 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
 def child_solve(workbook: str, gap: float, limit: float, export: str | None, progress: str) -> dict:
     """One solve of one workbook (in a fresh process): status, gap, objective, timings, model size."""
     from designer.errors import Infeasible, NoSolution
-    from designer.solve import SolveOptions, solve
-    from designer.workbook import load_inputs
+    from designer.solve.run import SolveOptions, solve
+    from designer.inputs.workbook import load_inputs
 
     log = open(progress, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the whole child
 
@@ -588,7 +588,7 @@ def load_oracle():
 
 def child_oracle(workbook: str) -> dict:
     """The brute-force optimum of a tiny workbook (tests/oracle.py ``solve(inputs)``)."""
-    from designer.workbook import load_inputs
+    from designer.inputs.workbook import load_inputs
 
     oracle = load_oracle()
     inputs = load_inputs(workbook)
@@ -616,7 +616,7 @@ def run_child(kind: str, args: list, wall: float, progress: Path | None = None) 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         log = Path(tmp) / "stderr.txt"
-        cmd = [sys.executable, "-m", "designer.bench", "--child", kind, json.dumps(args), str(out)]
+        cmd = [sys.executable, "-m", "designer.tools.bench", "--child", kind, json.dumps(args), str(out)]
         start = time.perf_counter()
         with open(log, "wb") as err:
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, start_new_session=True)
@@ -782,8 +782,8 @@ def solve_status(res: ChildResult) -> tuple[str, str]:
 
 def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool) -> dict:
     """Parts (b), (c) and (d) of one size-series instance."""
-    from designer.workbook import load_inputs
-    from designer.xlsx import write_workbook
+    from designer.inputs.workbook import load_inputs
+    from designer.inputs.writer import write_workbook
 
     name = size.name
     wb = write_workbook(work / f"{name}.xlsx", synth_workbook(size))
@@ -890,8 +890,8 @@ def part_d(table: Table, name: str, inputs, ours: ChildResult, meta: dict) -> fl
 
 def part_e(table: Table, plan: Plan, work: Path, oracle_present: bool) -> tuple[list, list]:
     """Tiny instances: the oracle's time against ours, the costs compared, and the greedy saving."""
-    from designer.workbook import load_inputs
-    from designer.xlsx import write_workbook
+    from designer.inputs.workbook import load_inputs
+    from designer.inputs.writer import write_workbook
 
     speedups, savings = [], []
     for n in plan.oracle_sites:

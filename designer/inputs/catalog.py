@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-CATALOG_DIR = Path(__file__).resolve().parents[1] / "data" / "catalog"
+CATALOG_DIR = Path(__file__).resolve().parents[2] / "data" / "catalog"
 
 _MODE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 
@@ -58,6 +58,6 @@ def read_csv_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str | Non
 
 def load_default_catalog(directory: Path = CATALOG_DIR) -> dict[str, pd.DataFrame]:
     """The default catalog tables, validated exactly like workbook sheets (InputError if not)."""
-    from designer.workbook import load_catalog  # late: designer.workbook imports this module
+    from designer.inputs.workbook import load_catalog  # late: designer.inputs.workbook imports this module
 
     return load_catalog(directory)

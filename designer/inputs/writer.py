@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 from openpyxl import Workbook
 
-from designer.schema import SHEETS
+from designer.inputs.schema import SHEETS
 
 
 def build_workbook(tables: dict[str, object]) -> Workbook:

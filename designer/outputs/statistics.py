@@ -1,6 +1,6 @@
 """Statistics over a Solution (the design.json dict): pure functions, no plotting, no files.
 
-The report (designer.report) and the figures (designer.plots) both read these, so a number shown in a
+The report (designer.outputs.report) and the figures (designer.outputs.plots) both read these, so a number shown in a
 table and the bar drawn for it come from one place. Every function takes the solution dict and
 returns plain Python data; none needs the Pyomo model or the workbook.
 """

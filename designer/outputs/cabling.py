@@ -1,6 +1,6 @@
 """Cabling plan (cabling.csv) and switch-level graph (fabric.graphml) of a design.
 
-cabling.csv has one row per link, port to port, in the graph order of designer.fabric: a node's
+cabling.csv has one row per link, port to port, in the graph order of designer.audit.fabric: a node's
 NIC k is port ``p<k>``; a switch numbers its down ports from p1 and its up ports after its down
 ports (a leaf with 32 down ports has uplinks from p33); mesh links use up ports. Coherent links
 (one a wavelength) join DCI routers, spread over a site's routers in turn. ``links`` is 1 on every
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import networkx as nx
 
-from designer.fabric import build_intersite_graph, build_site_graph, device_prefix, members
-from designer.flows import RANK
+from designer.audit.fabric import build_intersite_graph, build_site_graph, device_prefix, members
+from designer.audit.flows import RANK
 
 COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",
            "length_class", "links"]

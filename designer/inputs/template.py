@@ -14,9 +14,9 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.datavalidation import DataValidation
 
-from designer.catalog import load_default_catalog
-from designer.schema import PROJECT, SHEETS, WORKLOAD, Field, Sheet
-from designer.xlsx import build_workbook
+from designer.inputs.catalog import load_default_catalog
+from designer.inputs.schema import PROJECT, SHEETS, WORKLOAD, Field, Sheet
+from designer.inputs.writer import build_workbook
 
 LAST_ROW = 1000
 _BOOL_LIST = '"TRUE,FALSE"'

@@ -1,7 +1,7 @@
 """The planner workbook schema as data: sheets, columns (or keys), types, units, defaults, rules.
 
 Every reader, writer and document of the workbook derives from ``SHEETS``: the loader
-(designer.workbook), the template (designer.template) and the README's contract
+(designer.inputs.workbook), the template (designer.inputs.template) and the README's contract
 (``contract_markdown``). Types: ``str``, ``int``, ``float``, ``bool``, ``enum`` (one of
 ``allowed``) and ``names`` (a comma list; of ``allowed`` when given, else of the names in the
 sheet ``ref``). ``ref`` on a ``str`` column means its value must name a row of that sheet.

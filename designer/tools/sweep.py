@@ -3,7 +3,7 @@
 ``designer sweep WORKBOOK --vary KEY=V1,V2 [--vary ...]`` varies project keys (budget_usd,
 gpus_required, max_fabric_latency_us, dci_ratio, max_oversubscription, ...) and site fields
 (``sites.NAME.power_mw``). Variations apply to the validated Inputs and are re-validated with the
-schema's own rules (designer.schema, designer.workbook), so a bad value is an input error (exit 2)
+schema's own rules (designer.inputs.schema, designer.inputs.workbook), so a bad value is an input error (exit 2)
 before anything runs. Each scenario runs in its own process (ProcessPoolExecutor) or, with
 ``--dask ADDRESS``, on a dask.distributed cluster; a worker returns its row and its output files as
 bytes, so workers need no shared file system. The sweep writes sweep.csv, sweep.xlsx, pareto.png
@@ -61,7 +61,7 @@ def parse_vary(items: list[str]) -> list[tuple[str, list[str]]]:
 
 def _typed(field, raw: str, key: str, problems: list) -> object:
     """A raw --vary value typed and checked by the schema field's own rules (as the workbook loader does)."""
-    from designer.workbook import _value  # the loader's typing and range rules, one source of truth
+    from designer.inputs.workbook import _value  # the loader's typing and range rules, one source of truth
 
     if raw.strip().lower() in BLANK:
         if field.required:
@@ -79,7 +79,7 @@ def apply(inputs, changes: dict[str, str], name: str | None = None):
     """The Inputs of one scenario: ``changes`` {key: raw value} applied and re-validated.
 
     Keys are project keys or ``sites.NAME.FIELD``. InputError lists every bad value."""
-    from designer.schema import SHEETS, TOPOLOGIES
+    from designer.inputs.schema import SHEETS, TOPOLOGIES
 
     problems: list[Problem] = []
     project = dict(inputs.project)
@@ -159,11 +159,11 @@ def run_scenario(task: dict) -> dict:
 
     Runs in a worker (a local process or a dask worker): it touches no shared folder, and every failure
     becomes a row with its reason."""
-    from designer.diagnose import infeasible_solution, write_infeasible
+    from designer.solve.diagnose import infeasible_solution, write_infeasible
     from designer.errors import Infeasible, NoSolution
-    from designer.export import write_outputs
-    from designer.report import write_reports
-    from designer.solve import SolveOptions, solve
+    from designer.outputs.export import write_outputs
+    from designer.outputs.report import write_reports
+    from designer.solve.run import SolveOptions, solve
 
     start = time.perf_counter()
     inputs = task["inputs"]
@@ -194,7 +194,7 @@ def run_scenario(task: dict) -> dict:
 
 
 def summarise(solution: dict) -> dict:
-    from designer.statistics import open_sites, worst_latency_us
+    from designer.outputs.statistics import open_sites, worst_latency_us
 
     totals = solution["totals"]
     opened = open_sites(solution)
@@ -330,7 +330,7 @@ def write_sweep(rows: list[dict], varied: list[str], out: Path) -> list[Path]:
     """sweep.csv, sweep.xlsx (scenarios, grid) and pareto.png into ``out``."""
     import pandas as pd
 
-    from designer.plots import pareto_figure, save
+    from designer.outputs.plots import pareto_figure, save
 
     front_latency = non_dominated(rows, "worst_latency_us")
     front_gpus = non_dominated(rows, "gpus", maximize=True)
@@ -352,7 +352,7 @@ def write_sweep(rows: list[dict], varied: list[str], out: Path) -> list[Path]:
 
 
 def write_scenario_files(out: Path, result: dict) -> None:
-    from designer.export import atomic_dir
+    from designer.outputs.export import atomic_dir
 
     if not result["files"]:
         return
@@ -391,7 +391,7 @@ def sweep(inputs, vary: list[str], out: Path, workers: int | None = None, dask_a
 
 def cli_sweep(args, reports: Path) -> int:
     """``designer sweep``: exit 0 when the sweep ran (scenarios without a design are rows), 2 on bad input."""
-    from designer.workbook import load_inputs
+    from designer.inputs.workbook import load_inputs
 
     workbook = Path(args.workbook)
     inputs = load_inputs(workbook)
@@ -400,7 +400,7 @@ def cli_sweep(args, reports: Path) -> int:
     rows = sweep(inputs, args.vary, out, workers=args.workers, dask_address=args.dask, time_limit=args.time_limit,
                  mip_gap=args.mip_gap, threads=args.threads, diagnose=not args.no_diagnose,
                  show_progress=not args.quiet)
-    from designer.statistics import money
+    from designer.outputs.statistics import money
 
     varied = [k for k, _ in parse_vary(args.vary)]
     for r in rows:

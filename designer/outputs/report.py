@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from designer import statistics as st
+from designer.outputs import statistics as st
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 HTML_NAME, MD_NAME = "report.html", "report.md"
@@ -34,7 +34,7 @@ def _env() -> Environment:
 
 def _figure(make, *args) -> dict:
     """A figure as {"uri": data URI} or {"error": text} when drawing fails (the report still renders)."""
-    from designer import plots
+    from designer.outputs import plots
 
     try:
         return {"uri": plots.data_uri(make(*args)), "error": None}
@@ -46,8 +46,8 @@ def _figure(make, *args) -> dict:
 
 
 def context(solution: dict, figures: bool = True) -> dict:
-    """Everything the templates show, computed once (designer.statistics) from the solution."""
-    from designer import plots
+    """Everything the templates show, computed once (designer.outputs.statistics) from the solution."""
+    from designer.outputs import plots
 
     ov = st.overview(solution)
     project = (solution.get("inputs") or {}).get("project") or {}
@@ -109,7 +109,7 @@ def write_reports(folder, solution: dict) -> list[Path]:
 def regenerate(folder) -> list[Path]:
     """Rebuild both reports from folder/design.json, replacing the old ones atomically."""
     from designer.errors import InputError, Problem
-    from designer.export import atomic_dir
+    from designer.outputs.export import atomic_dir
 
     folder = Path(folder)
     path = folder / "design.json"

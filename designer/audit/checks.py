@@ -1,7 +1,7 @@
 """Independent audit of a design, from design.json alone (nothing from models/, solve or extract).
 
 ``audit(design)`` rebuilds each open site's fabric and the inter-site network as networkx graphs
-(designer.fabric), re-derives every rule of DESIGN.md section 4 from first principles and returns
+(designer.audit.fabric), re-derives every rule of DESIGN.md section 4 from first principles and returns
 each violation as a sentence (what, where, by how much); an empty list is a pass. The design's
 ``inputs`` echo the validated workbook; ``audit(design, workbook=PATH)`` compares that echo with
 the workbook and audits against the workbook's tables.
@@ -16,8 +16,8 @@ from collections import Counter, defaultdict
 
 import networkx as nx
 
-from designer.fabric import Catalog, build_intersite_graph, build_site_graph, members, tier_rows
-from designer.flows import RANK, cuts, distinct_networks, max_flow, worst_path
+from designer.audit.fabric import Catalog, build_intersite_graph, build_site_graph, members, tier_rows
+from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
 
 __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
 
@@ -614,7 +614,7 @@ DESIGN_CHECKS = (check_demand, check_money, check_links, check_intersite)
 
 def with_workbook(design: dict, workbook, out: list[str]) -> dict:
     """The design with the workbook's tables as its inputs; each difference from the echo is noted."""
-    from designer.workbook import load_inputs
+    from designer.inputs.workbook import load_inputs
 
     inputs = load_inputs(workbook)
     tables = {"project": dict(inputs.project), "routes": records(inputs.routes, None)}

@@ -1,7 +1,7 @@
 """Read the planner workbook into validated ``Inputs``, gathering every problem at once.
 
 Sheets are read into plain grids (header row 1, data from row 2, blank rows dropped, Excel row
-numbers kept), parsed against ``designer.schema``, then checked across sheets. The default
+numbers kept), parsed against ``designer.inputs.schema``, then checked across sheets. The default
 catalog CSVs go through the same grid parser, so they meet the same rules. Any problem raises
 ``InputError`` listing all of them; otherwise every table is typed and defaulted.
 """
@@ -18,9 +18,9 @@ import openpyxl
 import pandas as pd
 from openpyxl.utils import get_column_letter
 
-from designer.catalog import CATALOG_DIR, port_modes, read_csv_rows
+from designer.inputs.catalog import CATALOG_DIR, port_modes, read_csv_rows
 from designer.errors import InputError, Problem
-from designer.schema import CATALOG_SHEETS, SHEETS, TOPOLOGIES, Field, Sheet
+from designer.inputs.schema import CATALOG_SHEETS, SHEETS, TOPOLOGIES, Field, Sheet
 
 _TRUE = {"true", "yes", "y", "1"}
 _FALSE = {"false", "no", "n", "0"}

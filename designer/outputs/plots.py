@@ -1,5 +1,5 @@
 """Figures of a design (matplotlib, Agg backend): each function takes the Solution dict (or rows made from
-it by designer.statistics) and returns a Figure; ``data_uri`` turns one into an embeddable PNG.
+it by designer.outputs.statistics) and returns a Figure; ``data_uri`` turns one into an embeddable PNG.
 
 No figure reads a file or the network; the map is a plain lat/lon scatter with routes, no tiles.
 """
@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
-from designer import statistics as st  # noqa: E402
+from designer.outputs import statistics as st  # noqa: E402
 
 PALETTE = {"nodes": "#4C72B0", "site": "#937860", "power": "#C44E52", "switches": "#55A868", "optics": "#8172B3",
            "dci_routers": "#DA8BC3", "coherent": "#CCB974", "amplifiers": "#64B5CD", "fiber": "#8C8C8C"}

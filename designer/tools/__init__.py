@@ -1,0 +1,1 @@
+"""Tools over the whole pipeline: scenario sweeps and the benchmark."""
