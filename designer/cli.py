@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report_error(exc: Exception, debug: bool) -> int:
-    from designer.errors import AuditFailure, InputError, Infeasible, NoSolution
+    from designer.errors import AuditFailure, Infeasible, InputError, NoSolution
 
     if debug:
         import traceback
@@ -132,15 +132,15 @@ def report_error(exc: Exception, debug: bool) -> int:
 
 def cmd_solve(args) -> int:
     from designer.audit.checks import audit
-    from designer.outputs.cabling import write_fabric_files
-    from designer.solve.diagnose import infeasible_solution, write_infeasible
-    from designer.errors import AuditFailure, Infeasible
-    from designer.outputs.export import write_outputs
-    from designer.outputs.report import write_reports
     from designer.audit.resilience import resilience
-    from designer.solve.run import SolveOptions, solve
-    from designer.outputs.summary import summary_lines
+    from designer.errors import AuditFailure, Infeasible
     from designer.inputs.workbook import load_inputs
+    from designer.outputs.cabling import write_fabric_files
+    from designer.outputs.export import write_outputs
+    from designer.outputs.report import write_infeasible, write_reports
+    from designer.outputs.summary import summary_lines
+    from designer.solve.diagnose import infeasible_solution
+    from designer.solve.run import SolveOptions, solve
 
     workbook = Path(args.workbook) if args.workbook else DEFAULT_WORKBOOK
     say = (lambda _m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
@@ -266,7 +266,7 @@ def cmd_catalog(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from designer.tools.bench import main as bench_main
+    from designer.tools.bench.parts import main as bench_main
 
     return bench_main(args)
 

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from designer.inputs.catalog import port_modes, roles
-
 FIBER_US_PER_KM = 4.9
 C_BAND_GHZ = 4800.0
 
@@ -66,13 +64,13 @@ def prepare(inputs, sites: list[str]) -> InterSite:
     max_rtt = project.get("max_site_rtt_ms")
     notes: list[str] = []
     coherent = inputs.coherent
-    dci = [m for m, row in inputs.switches.iterrows() if "dci" in roles(row["roles"])]
+    dci = [m for m, row in inputs.switches.iterrows() if "dci" in row["roles"]]
     speeds = {int(g) for g in coherent["gbps"]}
-    routers = [m for m in dci if speeds <= set(port_modes(inputs.switches.loc[m, "port_modes"]))]
+    routers = [m for m in dci if speeds <= set(inputs.switches.loc[m, "port_modes"])]
     usable_coherent = list(coherent.index)
     if dci and not routers:
         # No router carries every speed: keep the speeds the DCI routers share.
-        shared = set.intersection(*(set(port_modes(inputs.switches.loc[m, "port_modes"])) for m in dci))
+        shared = set.intersection(*(set(inputs.switches.loc[m, "port_modes"]) for m in dci))
         usable_coherent = [c for c in coherent.index if int(coherent.loc[c, "gbps"]) in shared]
         routers = dci if usable_coherent else []
         notes.append("coherent types at speeds no DCI router port carries were left out")

@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections import Counter
 from dataclasses import dataclass, field
-
-from designer.inputs.catalog import port_modes, roles
 
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)
@@ -178,8 +175,7 @@ def switch_rows(inputs) -> dict[str, dict]:
 
 
 def pool_gbps(switch_row) -> float:
-    modes = port_modes(switch_row["port_modes"])
-    return max(g * n for g, n in modes.items())
+    return max(g * n for g, n in switch_row["port_modes"].items())
 
 
 def enumerate_modes(inputs) -> ModeSet:
@@ -215,7 +211,7 @@ def enumerate_modes(inputs) -> ModeSet:
             family = inputs.protocols.loc[protocol, "switch_family"]
             by_role = {
                 role: [m for m, row in switch_rows(inputs).items()
-                       if row["family"] == family and role in roles(row["roles"])]
+                       if row["family"] == family and role in row["roles"]]
                 for role in ("leaf", "spine", "core")
             }
             if not by_role["leaf"]:
@@ -241,7 +237,7 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
     switches = switch_rows(inputs)
     proto = inputs.protocols.loc[protocol]
     node = inputs.node_types.loc[inputs.project["node_type"]]
-    speeds = lambda model: set(port_modes(switches[model]["port_modes"]))  # noqa: E731
+    speeds = lambda model: set(switches[model]["port_modes"])  # noqa: E731
     upper_roles = {1: (), 2: ("spine",), 3: ("spine", "core")}[tiers]
     if topology == "leaf_mesh" and tiers == 2:
         upper_roles = ()

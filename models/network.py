@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from designer.inputs.catalog import port_modes
 from models.intersite import InterSite, bdp_mb, channels_per_pair
 from models.modes import Mode
 
@@ -395,7 +394,6 @@ def define_dci_capacity(m, data: ModelData) -> None:
         return
     ratio = float(data.inputs.project["dci_ratio"])
     bw = nic_gbps_per_node(data)
-    sites = data.inputs.sites
 
     def rule(m, s):
         per_node = ratio * bw / 1e3  # Tb/s
@@ -412,7 +410,7 @@ def define_dci_routers(m, data: ModelData) -> None:
     if not data.inter.routes:
         return
     sw = data.inputs.switches
-    pool = {k: max(g * n for g, n in port_modes(sw.loc[k, "port_modes"]).items()) / 1e3 for k in m.K}  # Tb/s
+    pool = {k: max(g * n for g, n in sw.loc[k, "port_modes"].items()) / 1e3 for k in m.K}  # Tb/s
     factor = float(data.inputs.project["buffer_bdp_factor"])
     routed = [s for s in data.sites if m.incident[s]]
     m.router_ports = pyo.Constraint(routed, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
@@ -448,7 +446,6 @@ def define_workload(m, data: ModelData) -> None:
     levels, needs, binding = workload_rows(data, m.modes_at)
     if not binding:
         return
-    ks = range(2, len(data.sites) + 1)
     m.Q = pyo.Set(initialize=range(len(levels)))
     m.KK = pyo.Set(initialize=range(1, len(data.sites) + 1))
     m.lev = pyo.Var(m.Q, domain=pyo.Binary)

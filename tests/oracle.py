@@ -57,8 +57,10 @@ class Rules:
 
 # --- catalog cells ---------------------------------------------------------------------------
 
-def speeds_of(text: str) -> dict[int, int]:
-    """"64x800,128x400" -> {800: 64, 400: 128} (ports per speed)."""
+def speeds_of(text) -> dict[int, int]:
+    """"64x800,128x400" -> {800: 64, 400: 128} (ports per speed); the validated inputs carry it parsed."""
+    if isinstance(text, dict):
+        return dict(text)
     out = {}
     for part in str(text).split(","):
         if part.strip():
@@ -72,8 +74,9 @@ def bandwidth(text: str) -> int:
     return max(g * n for g, n in speeds_of(text).items())
 
 
-def roles_of(text: str) -> set[str]:
-    return {p.strip().lower() for p in str(text).split(",") if p.strip()}
+def roles_of(text) -> set[str]:
+    parts = text if isinstance(text, tuple) else str(text).split(",")
+    return {p.strip().lower() for p in parts if p.strip()}
 
 
 # --- fabrics ---------------------------------------------------------------------------------

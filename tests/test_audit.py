@@ -22,13 +22,13 @@ import pytest
 
 from designer import cli
 from designer.audit.checks import audit, build_intersite_graph, build_site_graph
-from designer.outputs.cabling import write_fabric_files
 from designer.audit.fabric import mesh_pairs, pods
 from designer.audit.flows import worst_path
 from designer.audit.resilience import resilience, summary_lines
-from designer.solve.run import SolveOptions, solve
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
+from designer.outputs.cabling import write_fabric_files
+from designer.solve.run import SolveOptions, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from designer.tools import bench
 from designer.cli import main
+from designer.tools.bench import instances, table
 
 
 def _number(value: str):
@@ -26,7 +26,7 @@ def quick_rows(tmp_path_factory):
     assert path.exists()
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert rows and list(rows[0]) == bench.CSV_COLUMNS
+    assert rows and list(rows[0]) == table.CSV_COLUMNS
     return rows
 
 
@@ -60,8 +60,8 @@ def test_quick_bench_savings_are_never_negative(quick_rows):
 
 
 def test_instances_are_deterministic_and_need_several_sites():
-    size = bench.Size(4, 8_192, 20)
-    first, again = bench.synth_workbook(size), bench.synth_workbook(size)
+    size = instances.Size(4, 8_192, 20)
+    first, again = instances.synth_workbook(size), instances.synth_workbook(size)
     assert first == again
     assert len(first["switches"]) == 20
     assert len({s["model"] for s in first["switches"]}) == 20

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from test_model import site, tables, two_sites
 
 from designer import cli
 from designer.inputs.schema import TOPOLOGIES
 from designer.inputs.writer import write_workbook
-from test_model import site, tables, two_sites
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))

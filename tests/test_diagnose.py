@@ -21,12 +21,12 @@ import json
 import pytest
 
 from designer import cli
-from designer.solve.diagnose import diagnose
 from designer.errors import Infeasible
-from designer.solve.run import SolveOptions, solve
-from designer.tools.sweep import apply
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
+from designer.solve.diagnose import diagnose
+from designer.solve.run import SolveOptions, solve
+from designer.tools.sweep import apply
 
 SRC = {"source": "test figures"}
 NODE = dict(name="n8", gpus_per_node=8, nics_per_node=8, nic_gbps=400, planes=1, node_power_kw=10.0,

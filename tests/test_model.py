@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 
 from designer.errors import Infeasible
-from designer.solve.run import SolveOptions, solve
 from designer.inputs.workbook import load_catalog, load_inputs
 from designer.inputs.writer import write_workbook
+from designer.solve.run import SolveOptions, solve
 
 SRC = {"source": "test figures"}
 NODE = dict(name="n8", gpus_per_node=8, nics_per_node=8, nic_gbps=400, planes=1, node_power_kw=10.0,

@@ -7,11 +7,17 @@ numbers below follow from those figures.
 from __future__ import annotations
 
 import pytest
+from test_model import DAC, NODE, SR, SW64, tables
 
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
-from models.modes import OVERSUBSCRIPTION_LEVELS, Cable, choose_cables, enumerate_modes, split_ports
-from test_model import DAC, NODE, SR, SW64, tables
+from models.modes import (
+    OVERSUBSCRIPTION_LEVELS,
+    Cable,
+    choose_cables,
+    enumerate_modes,
+    split_ports,
+)
 
 
 def modes_of(tmp_path, book: dict):

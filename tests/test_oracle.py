@@ -17,14 +17,14 @@ import json
 import os
 from collections import Counter
 
+import oracle
 import pytest
 from hypothesis import given, settings
 
-import oracle
 from designer.errors import Infeasible
-from designer.solve.run import SolveOptions, solve
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
+from designer.solve.run import SolveOptions, solve
 
 EXAMPLES = int(os.environ.get("DESIGNER_ORACLE_EXAMPLES", "220"))
 EXACT = SolveOptions(mip_gap=1e-9, **({"diagnose": False} if "diagnose" in SolveOptions.__dataclass_fields__ else {}))

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from test_model import NODE, design, opened, tables
+from test_modes import by_variant, modes_of
 
 from designer.errors import Infeasible
 from models import workload as wl
-from models.intersite import FIBER_US_PER_KM, amplifiers_per_pair, bdp_mb, channels_per_pair, rtt_ms
+from models.intersite import (
+    FIBER_US_PER_KM,
+    amplifiers_per_pair,
+    bdp_mb,
+    channels_per_pair,
+    rtt_ms,
+)
 from models.modes import PROPAGATION_NS_PER_M
-from test_model import NODE, design, opened, tables
-from test_modes import by_variant, modes_of
 
 
 def test_fiber_delay_and_rtt():

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from oracle import fabrics, tiny_workbooks
 
 from designer.errors import Infeasible
-from designer.solve.run import SolveOptions, solve
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
-from oracle import fabrics, tiny_workbooks
+from designer.solve.run import SolveOptions, solve
 
 EXACT = SolveOptions(mip_gap=1e-9, **({"diagnose": False} if "diagnose" in SolveOptions.__dataclass_fields__ else {}))
 INVARIANT_EXAMPLES = 60

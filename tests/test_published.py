@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from designer.solve.run import SolveOptions, solve
 from designer.inputs.workbook import load_catalog, load_inputs
 from designer.inputs.writer import write_workbook
+from designer.solve.run import SolveOptions, solve
 
 REFERENCE_DIR = Path(__file__).resolve().parents[2] / "shared" / "reference"
 DESIGNS = REFERENCE_DIR / "reference_designs.csv"
@@ -63,7 +63,7 @@ def test_superpod_reference_design(tmp_path, row):
     """The row's node (GPUs, NICs, NIC speed), its one switch model, rail_optimized, non-blocking,
     InfiniBand: leaf/spine/core counts exactly as published, and the published cables per tier."""
     switch = load_catalog()["switches"].loc[[row["switch_model"]]]
-    assert switch.iloc[0]["port_modes"] == f"{row['switch_ports']}x{row['port_gbps']}", "catalog != row"
+    assert switch.iloc[0]["port_modes"] == {int(row["port_gbps"]): int(row["switch_ports"])}, "catalog != row"
     nodes = int(row["nodes"])
     node = dict(name=f"{row['design']} node", gpus_per_node=int(row["gpus_per_node"]),
                 nics_per_node=int(row["nics_per_node"]), nic_gbps=int(row["nic_gbps"]), planes=1,
@@ -122,7 +122,7 @@ def test_fat_tree_counts_by_the_sizing_rules_for_every_even_k(tmp_path):
 
     base = load_inputs(write_workbook(tmp_path / "k.xlsx", k_port_book(4, 16, "leaf_spine,fat_tree_3")))
     for k in range(4, 129, 2):
-        inputs = dataclasses.replace(base, switches=base.switches.assign(port_modes=f"{k}x400"))
+        inputs = dataclasses.replace(base, switches=base.switches.assign(port_modes=[{400: k}] * len(base.switches)))
         modes = {(m.topology, m.tiers): m for m in enumerate_modes(inputs).modes}
         three, two = modes["fat_tree_3", 3], modes["leaf_spine", 2]
         assert (three.node_cap, two.node_cap) == (k ** 3 // 4, k * k // 2), k

@@ -14,15 +14,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from test_diagnose import book, pair, site
 
 from designer import cli
-from designer.outputs import statistics as st
 from designer.errors import NoSolution
-from designer.outputs.report import render_html, render_markdown, write_reports
-from designer.solve.run import SolveOptions, solve
+from designer.formats import money
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
-from test_diagnose import book, pair, site
+from designer.outputs.report import render_html, render_markdown, write_reports
+from designer.solve.run import SolveOptions, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
@@ -59,7 +59,7 @@ def test_every_section_is_there(solved):
                  solution["inputs"]["sha256"], solution["solver"]["pyomo_version"], solution["solver"]["version"],
                  "zr400", "RTT"):
         assert text in html, text
-    total = st.money(solution["totals"]["capex_usd"])
+    total = money(solution["totals"]["capex_usd"])
     assert html.count(total) >= 2  # the summary card and the BOM total
 
 

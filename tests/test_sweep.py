@@ -12,13 +12,13 @@ import json
 
 import openpyxl
 import pytest
+from test_diagnose import book, site
 
 from designer import cli
 from designer.errors import InputError
-from designer.tools.sweep import apply, grid, non_dominated, parse_vary, sweep
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
-from test_diagnose import book, site
+from designer.tools.sweep import apply, grid, non_dominated, parse_vary, sweep
 
 GRID = ["gpus_required=32,64,128", "budget_usd=none,600000"]  # 6 scenarios; 64 and 128 GPUs exceed $600k
 

@@ -16,8 +16,15 @@ from collections import Counter, defaultdict
 
 import networkx as nx
 
-from designer.audit.fabric import Catalog, build_intersite_graph, build_site_graph, members, tier_rows
+from designer.audit.fabric import (
+    Catalog,
+    build_intersite_graph,
+    build_site_graph,
+    members,
+    tier_rows,
+)
 from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
+from designer.inputs.catalog import roles
 
 __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
 
@@ -85,7 +92,7 @@ def check_choice(entry, graph, cat, design) -> list[str]:
         if t["tier"] != "dci" and sw["family"] != family:
             out.append(f"{site}: {t['tier']} switch {t['model']} is {sw['family']}, protocol {entry['protocol']} "
                        f"needs {family}")
-        if t["tier"] not in {r.strip() for r in str(sw["roles"]).split(",")}:
+        if t["tier"] not in roles(sw["roles"]):
             out.append(f"{site}: {t['model']} is used as {t['tier']} but its roles are {sw['roles']}")
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     expect = {"planes": planes, "rails": nics // planes, "endpoints": entry["nodes"] * nics,
@@ -614,13 +621,12 @@ DESIGN_CHECKS = (check_demand, check_money, check_links, check_intersite)
 
 def with_workbook(design: dict, workbook, out: list[str]) -> dict:
     """The design with the workbook's tables as its inputs; each difference from the echo is noted."""
+    from designer.inputs.echo import inputs_echo
     from designer.inputs.workbook import load_inputs
 
-    inputs = load_inputs(workbook)
-    tables = {"project": dict(inputs.project), "routes": records(inputs.routes, None)}
-    for name, key in (("sites", "name"), ("node_types", "name"), ("switches", "model"), ("optics", "name"),
-                      ("coherent", "name"), ("amplifiers", "name"), ("protocols", "name")):
-        tables[name] = records(getattr(inputs, name), key)
+    echoed = inputs_echo(load_inputs(workbook))
+    tables = {name: echoed[name] for name in ("project", "routes", "sites", "node_types", "switches", "optics",
+                                              "coherent", "amplifiers", "protocols")}
     echo = design.get("inputs") or {}
     for name, table in tables.items():
         out += [f"the design's inputs differ from {workbook}: {d}" for d in differences(name, table, echo.get(name))]
@@ -637,17 +643,6 @@ def differences(name: str, mine, theirs) -> list[str]:
         return [f"{name} has {len(theirs or [])} rows in the design, {len(mine)} in the workbook"]
     return [f"{name} row {i + 1} {k} is {b.get(k)!r} in the design, {v!r} in the workbook"
             for i, (a, b) in enumerate(zip(mine, theirs)) for k, v in a.items() if k != "source" and not same(v, b.get(k))]
-
-
-def records(frame, key: str | None) -> list[dict]:
-    rows = frame.reset_index() if key else frame
-    return [{k: plain(v) for k, v in row.items()} for row in rows.to_dict("records")]
-
-
-def plain(value):
-    if hasattr(value, "item"):
-        value = value.item()
-    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def same(a, b) -> bool:

@@ -218,7 +218,7 @@ class Wiring:
                 self.link(low, upper[(i * k + j) % len(upper)], tier, gbps, uplinks // k)
 
     def three_tier(self, k: int, plane: int, leaves: list[str]) -> None:
-        spine, core = self.rows["spine"], self.rows.get("core", {"count": 0})
+        spine = self.rows["spine"]
         u1, d2 = int(self.rows["leaf"]["up_ports"]), int(spine["down_ports"])
         aggs_total = self.count("spine", k)
         cores = [self.add_switch(self.name(plane, "core", self.label(c, self.count("core", k))), "core", k, plane,

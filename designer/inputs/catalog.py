@@ -1,12 +1,11 @@
-"""The default equipment catalog (data/catalog/*.csv) and parsers for list-valued catalog cells."""
+"""Where the default equipment catalog lives (data/catalog/*.csv), reading its CSVs, and the parsers of
+list-valued catalog cells (``port_modes``, ``roles``). ``designer.inputs.workbook.load_catalog`` validates it."""
 
 from __future__ import annotations
 
 import csv
 import re
 from pathlib import Path
-
-import pandas as pd
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "data" / "catalog"
 
@@ -38,6 +37,20 @@ def port_modes(text: str) -> dict[int, int]:
     return modes
 
 
+def port_modes_text(modes: dict[int, int]) -> str:
+    """``{800: 64, 400: 128}`` back to ``"64x800,128x400"``."""
+    return ",".join(f"{ports}x{gbps}" for gbps, ports in modes.items())
+
+
+def cell_text(value):
+    """A parsed list-valued catalog cell as the planner wrote it; other values unchanged."""
+    if isinstance(value, dict):
+        return port_modes_text(value)
+    if isinstance(value, tuple):
+        return ",".join(value)
+    return value
+
+
 def roles(text: str) -> set[str]:
     """Parse ``"leaf,spine"`` into ``{"leaf", "spine"}`` (blank parts dropped, lower-cased)."""
     return {part.strip().lower() for part in str(text).split(",") if part.strip()}
@@ -55,9 +68,3 @@ def read_csv_rows(path: Path) -> tuple[list[str], list[tuple[int, list[str | Non
                 rows.append((reader.line_num, cells))
     return header, rows
 
-
-def load_default_catalog(directory: Path = CATALOG_DIR) -> dict[str, pd.DataFrame]:
-    """The default catalog tables, validated exactly like workbook sheets (InputError if not)."""
-    from designer.inputs.workbook import load_catalog  # late: designer.inputs.workbook imports this module
-
-    return load_catalog(directory)

@@ -14,8 +14,8 @@ from openpyxl.styles import Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.datavalidation import DataValidation
 
-from designer.inputs.catalog import load_default_catalog
 from designer.inputs.schema import PROJECT, SHEETS, WORKLOAD, Field, Sheet
+from designer.inputs.workbook import load_catalog
 from designer.inputs.writer import build_workbook
 
 LAST_ROW = 1000
@@ -28,7 +28,7 @@ def write_template(path: str | Path) -> Path:
         "project": {f.name: f.default for f in PROJECT.fields},
         "sites": [], "routes": [],
         "workload": {f.name: None for f in WORKLOAD.fields},
-        **load_default_catalog(),
+        **load_catalog(),
     }
     book = build_workbook(tables)
     for sheet in book.worksheets:

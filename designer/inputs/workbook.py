@@ -18,8 +18,8 @@ import openpyxl
 import pandas as pd
 from openpyxl.utils import get_column_letter
 
-from designer.inputs.catalog import CATALOG_DIR, port_modes, read_csv_rows
 from designer.errors import InputError, Problem
+from designer.inputs.catalog import CATALOG_DIR, port_modes, read_csv_rows
 from designer.inputs.schema import CATALOG_SHEETS, SHEETS, TOPOLOGIES, Field, Sheet
 
 _TRUE = {"true", "yes", "y", "1"}
@@ -510,11 +510,16 @@ _DTYPES = {"int": ("int64", "Int64"), "float": ("float64", "float64"),
 
 
 def _frame(p: _Parsed) -> pd.DataFrame:
-    """Typed DataFrame of a table sheet, indexed by its name column when it has one."""
+    """Typed DataFrame of a table sheet, indexed by its name column when it has one.
+
+    List-valued cells are carried parsed, once, for every consumer: a ``names`` cell as a tuple of
+    names, ``switches.port_modes`` as ``{gbps: ports}`` (``catalog.port_modes_text`` writes it back)."""
     df = pd.DataFrame(p.records, columns=p.spec.columns)
     for field in p.spec.fields:
         if field.type == "names":
-            df[field.name] = df[field.name].map(lambda v: ",".join(v) if v else None)
+            df[field.name] = df[field.name].map(lambda v: tuple(v) if v else None)
+        elif field.name == "port_modes":
+            df[field.name] = df[field.name].map(port_modes)
         elif field.type in _DTYPES:
             full, nullable = _DTYPES[field.type]
             df[field.name] = df[field.name].astype(nullable if df[field.name].isna().any()

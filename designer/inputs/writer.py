@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 from openpyxl import Workbook
 
+from designer.inputs.catalog import cell_text
 from designer.inputs.schema import SHEETS
 
 
@@ -65,7 +66,10 @@ def _records(data) -> list[dict]:
 
 
 def _cell(value):
-    """A value openpyxl can store: blanks for None/NaN, plain Python scalars, lists joined."""
+    """A value openpyxl can store: blanks for None/NaN, plain Python scalars, lists joined, port modes as
+    the planner writes them."""
+    if isinstance(value, dict):
+        return cell_text(value)
     if isinstance(value, (list, tuple, set)):
         return ",".join(str(v) for v in value)
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):

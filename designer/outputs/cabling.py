@@ -17,7 +17,12 @@ from pathlib import Path
 
 import networkx as nx
 
-from designer.audit.fabric import build_intersite_graph, build_site_graph, device_prefix, members
+from designer.audit.fabric import (
+    build_intersite_graph,
+    build_site_graph,
+    device_prefix,
+    members,
+)
 from designer.audit.flows import RANK
 
 COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",

@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
+from designer.formats import money  # noqa: E402
 from designer.outputs import statistics as st  # noqa: E402
 
 PALETTE = {"nodes": "#4C72B0", "site": "#937860", "power": "#C44E52", "switches": "#55A868", "optics": "#8172B3",
@@ -68,7 +69,7 @@ def cost_figure(solution: dict):
     total = sum(values) or 1.0
     ax1.barh([st.CATEGORY_LABELS.get(n, n) for n in names], values, color=[PALETTE.get(n, "#999") for n in names])
     for y, v in enumerate(values):
-        ax1.text(v, y, f" {st.money(v)} ({v / total:.0%})", va="center", fontsize=8)
+        ax1.text(v, y, f" {money(v)} ({v / total:.0%})", va="center", fontsize=8)
     ax1.set_xlim(0, max(values, default=1) * 1.45)
     _millions(ax1)
     ax1.set_title("capex by category")
@@ -80,7 +81,7 @@ def cost_figure(solution: dict):
         left = [a + b for a, b in zip(left, widths)]
     ax2.set_yticks(ys, scopes)
     for y, v in zip(ys, left):
-        ax2.text(v, y, f" {st.money(v)}", va="center", fontsize=8)
+        ax2.text(v, y, f" {money(v)}", va="center", fontsize=8)
     ax2.set_xlim(0, max(left, default=1) * 1.3)
     _millions(ax2)
     ax2.set_title("capex by site and route")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from designer.formats import money
 from designer.outputs import statistics as st
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -25,7 +26,7 @@ PRICE_NOTICE = ("Prices and most power figures come from an editable equipment c
 def _env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=st.money, pct=st.percent, num=st.number,
+    env.filters.update(money=money, pct=st.percent, num=st.number,
                        mw=lambda x: "n/a" if x is None else f"{x:,.2f} MW" if abs(x) >= 1 or x == 0 else f"{x:.3g} MW",
                        us=lambda x: "n/a" if x is None else f"{x:,.2f} us",
                        md=lambda x: str(x if x is not None else "").replace("|", "\\|").replace("\n", " "))
@@ -124,3 +125,24 @@ def regenerate(folder) -> list[Path]:
     with atomic_dir(folder) as stage:
         write_reports(stage, solution)
     return [folder / HTML_NAME, folder / MD_NAME]
+
+
+STALE = ("bom.csv", "design.xlsx", "cabling.csv", "fabric.graphml")  # files only a solved design has
+
+
+def write_infeasible(out_dir, solution: dict, extra=None) -> list:
+    """design.json and the reports of an infeasible workbook, written atomically; the solved-design files
+    a previous run left there (STALE) are removed so the folder does not mix two runs. Other files in the
+    folder are left alone."""
+    from designer.outputs.export import atomic_dir, write_json
+
+    out_dir = Path(out_dir)
+    with atomic_dir(out_dir) as stage:
+        write_json(solution, stage / "design.json")
+        write_reports(stage, solution)
+        if extra is not None:
+            extra(stage, solution)
+        names = sorted(p.name for p in stage.iterdir())
+    for name in STALE:
+        (out_dir / name).unlink(missing_ok=True)
+    return [out_dir / n for n in names]

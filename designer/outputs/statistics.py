@@ -23,17 +23,6 @@ TIER_ORDER = ("leaf", "spine", "core")
 
 # --- formatting helpers (shared by the HTML and Markdown reports) ----------------------------------
 
-def money(x: float | None) -> str:
-    """$1.23B, $45.5M, $12,300."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if abs(x) >= 1e9:
-        return f"${x / 1e9:,.2f}B"
-    if abs(x) >= 1e6:
-        return f"${x / 1e6:,.1f}M"
-    return f"${x:,.0f}"
-
-
 def percent(x: float | None, digits: int = 1) -> str:
     return "n/a" if x is None else f"{x * 100:.{digits}f}%"
 

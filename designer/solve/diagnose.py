@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 
-from designer.outputs.statistics import money
+from designer.formats import money
 
 LATENCY_REASON = "latency above max_fabric_latency_us"  # models.modes.enumerate_modes
 TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6}
@@ -109,7 +109,7 @@ def _before_model(inputs, data) -> dict | None:
     if modeset.modes and inputs.workload and data is not None and data.workload is not None:
         from copy import copy
 
-        from designer.solve.run import intra_bounds
+        from designer.solve.prepare import intra_bounds
 
         every = copy(data)
         every.modes = list(modeset.modes)
@@ -145,7 +145,8 @@ def _with(inputs, **project):
 
 def _elastic(inputs, lift: tuple[str, ...], options) -> dict | None:
     """Solve the elastic model; None when even it has no solution."""
-    from designer.solve.run import SolveOptions, prepare_data, run_highs
+    from designer.solve.highs import SolveOptions, run_highs
+    from designer.solve.prepare import prepare_data
     from models.elastic import Limits, add_elastic, loosen, read_slacks
     from models.network import build_model
 
@@ -177,7 +178,6 @@ def _changes(inputs, found: dict) -> list[dict]:
     s = found["slacks"]
     limits = found["limits"]
     data = found["data"]
-    project = inputs.project
     gpn = int(data.node["gpus_per_node"])
     out = []
     if s["budget_musd"] * 1e6 > TOL["budget"] * max(limits.budget_usd or 0, 1):
@@ -275,10 +275,11 @@ def with_diagnosis(exc, inputs, data=None, options=None):
 
 def infeasible_solution(inputs, exc, options=None) -> dict:
     """The design.json of an infeasible workbook: status, reason, diagnosis, modes, inputs echo, versions."""
-    import designer
     import highspy
 
-    from designer.solve.extract import SCHEMA_VERSION, inputs_echo, pyomo_version
+    import designer
+    from designer.inputs.echo import inputs_echo
+    from designer.solve.extract import SCHEMA_VERSION, pyomo_version
 
     diagnosis = exc.details.get("diagnosis")
     return {
@@ -297,27 +298,3 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
                    "termination": exc.details.get("termination"), "bound_usd": None},
         "inputs": inputs_echo(inputs),
     }
-
-
-STALE = ("bom.csv", "design.xlsx", "cabling.csv", "fabric.graphml")  # files only a solved design has
-
-
-def write_infeasible(out_dir, solution: dict, extra=None) -> list:
-    """design.json and the reports of an infeasible workbook, written atomically; the solved-design files
-    a previous run left there (STALE) are removed so the folder does not mix two runs. Other files in the
-    folder are left alone."""
-    from pathlib import Path
-
-    from designer.outputs.export import atomic_dir, write_json
-    from designer.outputs.report import write_reports
-
-    out_dir = Path(out_dir)
-    with atomic_dir(out_dir) as stage:
-        write_json(solution, stage / "design.json")
-        write_reports(stage, solution)
-        if extra is not None:
-            extra(stage, solution)
-        names = sorted(p.name for p in stage.iterdir())
-    for name in STALE:
-        (out_dir / name).unlink(missing_ok=True)
-    return [out_dir / n for n in names]

@@ -6,14 +6,21 @@ recomputed here from those counts and the catalog, and checked against the model
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 import pyomo.environ as pyo
 
 import designer
+from designer.inputs.echo import inputs_echo
 from models.intersite import bdp_mb, channels_per_pair
-from models.network import HOURS_PER_YEAR, cable_items, core_count, leaf_count, spine_count, tier_links
+from models.network import (
+    HOURS_PER_YEAR,
+    cable_items,
+    core_count,
+    leaf_count,
+    spine_count,
+    tier_links,
+)
 
 SCHEMA_VERSION = 1
 
@@ -54,10 +61,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     """Build the Solution dict (design.json content) from the solved model."""
     inputs = data.inputs
     project = inputs.project
-    node = data.node
     sw = inputs.switches
     co = inputs.coherent
-    gpn = int(node["gpus_per_node"])
     bom = Bom()
     sites_out, links_out = [], []
     site_caps: dict[str, float] = defaultdict(float)
@@ -295,35 +300,6 @@ def constraint_table(solution: dict, inputs) -> list[dict]:
     if wl:
         add("max_comm_fraction", "workload", wl["comm_fraction"], "<=", wl["limit"])
     return rows
-
-
-def inputs_echo(inputs) -> dict:
-    """The validated inputs as JSON-ready records, so a design can be audited on its own."""
-
-    def records(frame, index_name):
-        return [{index_name: str(k), **{c: plain(v) for c, v in row.items()}} for k, row in frame.iterrows()]
-
-    return {
-        "workbook": inputs.source, "sha256": inputs.sha256,
-        "project": {k: plain(v) for k, v in inputs.project.items()},
-        "workload": {k: plain(v) for k, v in inputs.workload.items()} if inputs.workload else None,
-        "sites": records(inputs.sites, "name"),
-        "routes": [{c: plain(v) for c, v in row.items()} for _, row in inputs.routes.iterrows()],
-        "node_types": records(inputs.node_types, "name"), "switches": records(inputs.switches, "model"),
-        "optics": records(inputs.optics, "name"), "coherent": records(inputs.coherent, "name"),
-        "amplifiers": records(inputs.amplifiers, "name"), "protocols": records(inputs.protocols, "name"),
-    }
-
-
-def plain(value):
-    """numpy/pandas scalars and NaN -> JSON-ready Python values."""
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def highs_version() -> str:

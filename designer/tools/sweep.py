@@ -61,7 +61,9 @@ def parse_vary(items: list[str]) -> list[tuple[str, list[str]]]:
 
 def _typed(field, raw: str, key: str, problems: list) -> object:
     """A raw --vary value typed and checked by the schema field's own rules (as the workbook loader does)."""
-    from designer.inputs.workbook import _value  # the loader's typing and range rules, one source of truth
+    from designer.inputs.workbook import (
+        _value,  # the loader's typing and range rules, one source of truth
+    )
 
     if raw.strip().lower() in BLANK:
         if field.required:
@@ -159,10 +161,10 @@ def run_scenario(task: dict) -> dict:
 
     Runs in a worker (a local process or a dask worker): it touches no shared folder, and every failure
     becomes a row with its reason."""
-    from designer.solve.diagnose import infeasible_solution, write_infeasible
     from designer.errors import Infeasible, NoSolution
     from designer.outputs.export import write_outputs
-    from designer.outputs.report import write_reports
+    from designer.outputs.report import write_infeasible, write_reports
+    from designer.solve.diagnose import infeasible_solution
     from designer.solve.run import SolveOptions, solve
 
     start = time.perf_counter()
@@ -400,7 +402,7 @@ def cli_sweep(args, reports: Path) -> int:
     rows = sweep(inputs, args.vary, out, workers=args.workers, dask_address=args.dask, time_limit=args.time_limit,
                  mip_gap=args.mip_gap, threads=args.threads, diagnose=not args.no_diagnose,
                  show_progress=not args.quiet)
-    from designer.outputs.statistics import money
+    from designer.formats import money
 
     varied = [k for k, _ in parse_vary(args.vary)]
     for r in rows:

@@ -1,0 +1,108 @@
+"""One HiGHS run of a Pyomo model: options, the outcome read from incumbent and bound, never assumed."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import highspy
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from models.network import add_budget_row
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    time_limit: float | None = None
+    mip_gap: float = 1e-4
+    threads: int | None = None
+    progress: object = None  # callable(str) for progress lines, or None
+    export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
+    diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
+
+
+@dataclass
+class Outcome:
+    """What HiGHS returned for one solve."""
+
+    status: str  # optimal | feasible | infeasible | no_solution
+    objective: float | None
+    bound: float | None
+    gap: float | None
+    seconds: float
+    termination: str
+    highs_seconds: float = 0.0  # HiGHS's own run time, without Pyomo's translation
+
+
+def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | None = None,
+              stop_below_cutoff: bool = False) -> Outcome:
+    """One HiGHS solve; the gap comes from incumbent and bound, never assumed. Objective and bound are
+    multiplied by ``scale`` (the model states costs in millions).
+
+    ``cutoff`` (USD) is the budget on the cost objective. It is first given to HiGHS as its objective
+    bound, which spares the LP the dense budget row (that row slows HiGHS's cut loop many times over);
+    a result is then checked against it: a design over budget whose bound is within it is solved
+    again with the row. ``stop_below_cutoff`` ends a solve at its first design within the cutoff."""
+    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff)
+    if cutoff is None or outcome.objective is None or outcome.objective <= cutoff * (1 + 1e-9):
+        return outcome
+    if outcome.bound is not None and outcome.bound > cutoff * (1 + 1e-9):
+        return Outcome("infeasible", None, outcome.bound, None, outcome.seconds, "cost bound above the budget",
+                       outcome.highs_seconds)
+    add_budget_row(model, cutoff)
+    try:
+        again = _run_highs(model, options, scale, None, stop_below_cutoff=False)
+    finally:
+        model.del_component(model.budget)
+    again.seconds += outcome.seconds
+    again.highs_seconds += outcome.highs_seconds
+    return again
+
+
+def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
+               stop_below_cutoff: bool) -> Outcome:
+    solver = Highs()
+    config = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
+              "rel_gap": options.mip_gap,
+              # HiGHS's MIP presolve (1.14-1.16) has returned non-optimal optima with gap 0 on our models
+              # (tests/test_oracle.py keeps the counterexamples): a design is never passed off as optimal.
+              "solver_options": {"presolve": "off"}}
+    if cutoff is not None:
+        limit = cutoff / scale * (1 + 1e-9)
+        config["solver_options"]["objective_bound"] = limit
+        if stop_below_cutoff:
+            config["solver_options"]["objective_target"] = limit
+    if options.time_limit is not None:
+        config["time_limit"] = options.time_limit
+    if options.threads:
+        config["threads"] = options.threads
+        # HiGHS keeps one thread scheduler per process and refuses a run asking for another thread count.
+        highspy.Highs.resetGlobalScheduler(True)
+    start = time.perf_counter()
+    res = solver.solve(model, **config)
+    seconds = time.perf_counter() - start
+    tc = res.termination_condition
+    has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if has_solution:
+        res.solution_loader.load_vars()
+    obj = res.incumbent_objective * scale if has_solution else None
+    bound = res.objective_bound
+    bound = bound * scale if bound is not None and math.isfinite(bound) else None
+    gap = None
+    if obj is not None and bound is not None:
+        gap = abs(obj - bound) / max(abs(obj), 1e-9)
+    if tc == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
+        status = "optimal"
+    elif tc == TerminationCondition.objectiveLimit and has_solution:
+        status = "feasible"  # a feasibility probe stopped at its first design within the cutoff
+    elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
+        status = "infeasible"
+    elif has_solution:
+        status = "feasible"
+    else:
+        status = "no_solution"
+    highs_seconds = float(solver._solver_model.getRunTime()) if getattr(solver, "_solver_model", None) else seconds
+    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds)
+

@@ -1,0 +1,82 @@
+"""Model data for one solve: fabric modes enumerated, filtered and pruned, inter-site data, the workload limit."""
+
+from __future__ import annotations
+
+from models import workload as wl
+from models.dominance import prune
+from models.intersite import prepare
+from models.modes import enumerate_modes
+from models.network import ModelData, multiplier, site_list, workload_rows
+
+
+def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
+    """Enumerate and filter fabric modes, prepare inter-site data and the workload limit.
+
+    ``latency_cap`` (second min_latency stage) keeps only modes at or below the worst latency found."""
+    modeset = enumerate_modes(inputs)
+    if latency_cap is not None:
+        slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
+        modeset.filtered["slower than the least worst-case latency (min_latency objective)"] += len(slower)
+        modeset.modes = [m for m in modeset.modes if m.latency_us <= latency_cap + 1e-9]
+    sites = site_list(inputs)
+    data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
+    data.modeset = modeset
+    if inputs.workload:
+        data.workload = wl.parameters(inputs.workload, inputs.project["gpus_required"])
+        data.intra_s = intra_bounds(data)
+        reason = "intra-site all-reduce estimate above the workload's time limit at every site"
+        usable = {i for (s, i), t in data.intra_s.items() if t <= data.workload["t_max_s"]}
+        for i, mode in enumerate(data.modes):
+            if i not in usable:
+                data.modeset.filtered[reason] += 1
+                data.modeset.examples.setdefault(reason, mode.id)
+        data.modes = [mode for i, mode in enumerate(data.modes) if i in usable]
+    limit = max((data.site_node_limit(s) for s in data.sites), default=0)
+    data.modes, dominated = prune(data.modes, inputs, limit, pruning_criteria(data, latency_cap))
+    if dominated:
+        modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
+        modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
+                                    next(iter(dominated)))
+    if data.workload is not None:
+        data.intra_s = intra_bounds(data)
+    data.multiplier = {i: multiplier(mode, data.node) for i, mode in enumerate(data.modes)}
+    modeset.final = len(data.modes)  # the summary counts what the model gets
+    return data
+
+
+def pruning_criteria(data: ModelData, latency_cap: float | None):
+    """Figures besides cost and power that the model reads from a mode (lower is better): the worst-case
+    latency when it is the objective (first min_latency stage), and the intra-site all-reduce bound at
+    each site when a workload is given."""
+    columns = []
+    if data.inputs.project.get("objective") == "min_latency" and latency_cap is None:
+        columns.append([mode.latency_us for mode in data.modes])
+    if data.workload is not None:
+        bounds = intra_bounds(data)
+        allowed = {s: [i for i in range(len(data.modes)) if bounds[s, i] <= data.workload["t_max_s"]]
+                   for s in data.sites}
+        data.intra_s = bounds
+        if workload_rows(data, allowed)[2]:
+            columns += [[bounds[s, i] for i in range(len(data.modes))] for s in data.sites]
+        else:  # the inter-site rows are implied: only where a mode is allowed matters
+            columns += [[0.0 if bounds[s, i] <= data.workload["t_max_s"] else 1.0 for i in range(len(data.modes))]
+                        for s in data.sites]
+    return list(zip(*columns)) if columns else None
+
+
+def intra_bounds(data: ModelData) -> dict:
+    """Upper bound on each (site, mode)'s intra-site ring time: the ring over the most GPUs the site could
+    hold for the job by space and power (all of the job's GPUs for a single-site design: then exact)."""
+    params = data.workload
+    node = data.node
+    gpn = int(node["gpus_per_node"])
+    bounds = {}
+    for s in data.sites:
+        n = min(params["n_gpus"], gpn * data.site_node_limit(s))
+        for i, mode in enumerate(data.modes):
+            eff = float(data.inputs.protocols.loc[mode.protocol, "efficiency"])
+            bw, lat = wl.ring_s(params["bytes"], n, wl.per_gpu_gbps(node, eff, mode.oversubscription),
+                                mode.latency_us)
+            bounds[s, i] = bw + lat
+    return bounds
+

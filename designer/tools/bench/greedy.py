@@ -1,0 +1,282 @@
+"""A greedy planner, the baseline of (d) and the incumbent a solve must beat: cheapest sites per MW first,
+the cheapest feasible fabric mode per site, straightforward sizing and inter-site links."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+# --- the greedy planner (d) -----------------------------------------------------------------------
+
+@dataclass
+class Greedy:
+    """A design a planner could size by hand; ``cost`` is capex + energy like the model's objective."""
+
+    cost: float | None
+    sites: dict = field(default_factory=dict)  # name -> {nodes, mode, cost, it_w}
+    links: list = field(default_factory=list)  # (a, b, coherent, waves, pairs)
+    reason: str = ""
+    seconds: float = 0.0
+
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+def fabric_size(mode, n, nics: int, planes: int):
+    """(cost USD, IT W without nodes, fits) of mode ``mode`` for node counts ``n`` (int numpy array), by
+    DESIGN.md section 4: leaves hold the endpoints, the least spine count dividing a leaf's uplinks that
+    holds every uplink, aggregation and core switches holding the uplinks below, a cable per link or a
+    transceiver per link end; counts are per plane (per rail for rail_only) and multiplied."""
+    import numpy as np
+
+    rails = nics // planes
+    copies = planes * (rails if mode.topology == "rail_only" else 1)
+    fits = n <= mode.node_cap
+    zero = np.zeros_like(n)
+    if mode.tiers == 1:
+        leaves = np.ones_like(n)
+    elif mode.topology == "rail_optimized":
+        leaves = rails * _ceil(n, mode.d1)  # a leaf per rail per scalable unit of d1 nodes
+    else:
+        leaves = _ceil(n * (1 if mode.topology == "rail_only" else rails), mode.d1)
+    mid, top, links = zero, zero, [nics * n]
+    if mode.topology == "leaf_mesh" and mode.tiers == 2:
+        leaves = np.maximum(leaves, 2)
+        links.append(copies * leaves * (mode.u1 // 2))
+    elif mode.tiers == 2:
+        divisors = np.array([j for j in range(1, mode.u1 + 1) if mode.u1 % j == 0])
+        pick = np.searchsorted(divisors, _ceil(mode.u1 * leaves, mode.spine_ports))
+        fits = fits & (pick < len(divisors))
+        mid = divisors[np.minimum(pick, len(divisors) - 1)]
+        links.append(copies * leaves * mode.u1)
+    elif mode.tiers == 3:
+        mid = _ceil(mode.u1 * leaves, mode.d2)
+        top = _ceil(mode.u2 * mid, mode.core_ports)
+        links += [copies * leaves * mode.u1, copies * mid * mode.u2]
+    return leaves, mid, top, links, copies, fits
+
+
+def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict):
+    leaves, mid, top, links, copies, fits = fabric_size(mode, n, nics, planes)
+    cost = copies * (prices[mode.leaf] * leaves + (prices[mode.spine] * mid if mode.spine else 0)
+                     + (prices[mode.core] * top if mode.core else 0))
+    power = copies * (watts[mode.leaf] * leaves + (watts[mode.spine] * mid if mode.spine else 0)
+                      + (watts[mode.core] * top if mode.core else 0))
+    for cable, count in zip(mode.cables, links):
+        items = count if cable.kind in ("dac", "aoc") else _ceil(2 * count, cable.links_per_module)
+        cost = cost + cable.unit_price * items
+        power = power + cable.unit_power_w * items
+    return cost.astype(float), power.astype(float), fits
+
+
+def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -> dict | str:
+    """Gb/s per route (frozenset of its two sites): each open site's need on the route to its parent,
+    then any site still short tops up its routes to open sites (tree routes first, then the shortest),
+    each up to what its fiber carries with the fastest coherent type. A reason string when it cannot."""
+    def most(e):
+        r = routes[e]
+        return max(r["pairs"] * int(4800.0 // float(co.loc[c, "channel_ghz"])) * float(co.loc[c, "gbps"])
+                   for c in r["types"])
+
+    cap = {}
+    for s in opened[1:]:
+        if parent.get(s) not in opened:
+            return f"{s} has no route to the open sites"
+        e = frozenset((s, parent[s]))
+        cap[e] = min(need[s], most(e))
+    open_set = set(opened)
+    for s in opened:
+        short = need[s] - sum(c for e, c in cap.items() if s in e)
+        if short <= 1e-9:
+            continue
+        mine = [e for e in routes if s in e and e <= open_set]
+        mine.sort(key=lambda e: (e not in cap, routes[e]["dist"]))
+        for e in mine:
+            add = min(short, most(e) - cap.get(e, 0.0))
+            if add > 1e-9:
+                cap[e] = cap.get(e, 0.0) + add
+                short -= add
+        if short > 1e-6:
+            return f"the fiber at {s} cannot carry its {need[s]:.0f} Gb/s inter-site need"
+    return cap
+
+
+def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
+    """Cheapest sites by cost per MW first (each next one joined by a route to those already open), each
+    filled as far as its power and space allow with the mode that holds the most nodes, then the cheapest
+    mode for the nodes placed; a tree of routes (each joining site to the open site nearest to it) sized
+    at dci_ratio of the joining site's NIC bandwidth, topped up where a site's routes fall short, the
+    cheapest coherent type per route, the cheapest single DCI router model per site. Power taken by the
+    DCI equipment is reserved and the plan redone until every site fits."""
+    import numpy as np
+
+    from models.modes import enumerate_modes
+
+    start = time.perf_counter()
+    p = inputs.project
+    node = inputs.node_types.loc[p["node_type"]]
+    gpn, nics, planes = int(node["gpus_per_node"]), int(node["nics_per_node"]), int(node["planes"])
+    node_w, node_price = float(node["node_power_kw"]) * 1e3, float(node["node_price_usd"])
+    node_bw = nics * float(node["nic_gbps"])
+    modes = enumerate_modes(inputs).modes if modes is None else modes
+    if not modes:
+        return Greedy(None, reason="no fabric mode", seconds=time.perf_counter() - start)
+    sw = inputs.switches
+    prices = {m: float(sw.loc[m, "price_usd"]) for m in sw.index}
+    watts = {m: float(sw.loc[m, "power_w"]) for m in sw.index}
+    sites = inputs.sites
+    years = float(p.get("horizon_years") or 0.0)
+    job = _ceil(int(p["gpus_required"]), gpn)
+    usable = [s for s in sites.index if sites.loc[s, "status"] != "excluded"]
+
+    def usd_per_it_w(s):  # facility power capex and energy over the horizon, per IT watt
+        r = sites.loc[s]
+        return float(r["pue"]) / 1e6 * (float(r["power_cost_usd_per_mw"])
+                                        + years * 8760.0 * float(r["energy_usd_per_mwh"]))
+
+    def per_mw(s):
+        r = sites.loc[s]
+        return float(r["fixed_cost_usd"]) / float(r["power_mw"]) + usd_per_it_w(s) * 1e6 / float(r["pue"])
+
+    # routes a link may use: reach of some coherent type, and the RTT limit
+    co = inputs.coherent
+    max_rtt = p.get("max_site_rtt_ms")
+    routes = {}
+    for _, r in inputs.routes.iterrows():
+        a, b, dist = str(r["site_a"]), str(r["site_b"]), float(r["distance_km"])
+        rtt = 2 * 4.9 * dist / 1e3
+        types = [c for c in co.index if float(co.loc[c, "reach_km"]) >= dist]
+        if a in usable and b in usable and types and (max_rtt is None or rtt <= max_rtt):
+            routes[frozenset((a, b))] = {"a": a, "b": b, "dist": dist, "rtt": rtt, "types": types,
+                                         "pairs": int(r["fiber_pairs"]),
+                                         "amps": max(0, math.ceil(dist / float(r["amplifier_spacing_km"])) - 1),
+                                         "pair_usd": float(r["fiber_cost_usd_per_pair_km"]) * dist}
+    amp_usd = float(inputs.amplifiers["price_usd"].min()) if len(inputs.amplifiers) else 0.0
+    speeds = {int(g) for g in co["gbps"]}
+    dci = [m for m in sw.index if "dci" in sw.loc[m, "roles"]]
+    routers = [m for m in dci if speeds <= set(sw.loc[m, "port_modes"])] or dci
+
+    # opening order: required sites, then the cheapest per MW joined to the open ones
+    required = [s for s in usable if sites.loc[s, "status"] == "required"]
+    order, rest = list(required), sorted((s for s in usable if s not in required), key=per_mw)
+    while rest:
+        joined = [s for s in rest if not order or any(frozenset((s, o)) in routes for o in order)]
+        if not joined:
+            break
+        order.append(joined[0])
+        rest.remove(joined[0])
+    parent = {}
+    for k, s in enumerate(order[1:], 1):
+        near = [o for o in order[:k] if frozenset((s, o)) in routes]
+        parent[s] = min(near, key=lambda o: routes[frozenset((s, o))]["dist"]) if near else None
+
+    limit = {s: min(int(sites.loc[s, "max_nodes"]), job) for s in order}
+    top_n = max(limit.values(), default=0)
+    grid = np.arange(1, top_n + 1, dtype=np.int64)
+    reserve = {s: 0.0 for s in order}  # IT watts kept for DCI routers and coherent modules
+    sized = [fabric_cost_watts(mode, grid, nics, planes, prices, watts) for mode in modes]
+    for _round in range(max_rounds):
+        # most nodes each site holds in each mode within power and space
+        budget = np.array([max(0.0, float(sites.loc[s, "power_mw"]) * 1e6 / float(sites.loc[s, "pue"]) - reserve[s])
+                           for s in order])
+        most = np.zeros((len(modes), len(order)), dtype=np.int64)
+        for i, (_cost, w, fits) in enumerate(sized):
+            total = np.where(fits, node_w * grid + w, np.inf)
+            total = np.minimum.accumulate(total[::-1])[::-1]  # most nodes n with total(n') <= budget, n' >= n
+            most[i] = np.searchsorted(total, budget * (1 + 1e-12), side="right")
+        cap = {s: min(limit[s], int(most[:, k].max())) for k, s in enumerate(order)}
+        placed, left = {}, job
+        for s in order:
+            if left <= 0:
+                break
+            if cap[s] > 0:
+                placed[s] = min(cap[s], left)
+                left -= placed[s]
+        if left > 0:
+            return Greedy(None, reason=f"the sites cannot hold {job} nodes", seconds=time.perf_counter() - start)
+        opened = [s for s in order if s in placed]
+        if p.get("max_sites") is not None and len(opened) > int(p["max_sites"]):
+            return Greedy(None, reason="more sites than max_sites", seconds=time.perf_counter() - start)
+        plan = {}
+        for k, s in enumerate(order):
+            if s not in placed:
+                continue
+            n = placed[s]
+            best = None
+            room = budget[k] * (1 + 1e-12)
+            for i, mode in enumerate(modes):
+                if most[i, k] < n or not sized[i][2][n - 1] or node_w * n + sized[i][1][n - 1] > room:
+                    continue
+                c, w = float(sized[i][0][n - 1]), float(sized[i][1][n - 1])
+                total = c + usd_per_it_w(s) * (w + node_w * n)
+                if best is None or total < best[0]:
+                    best = (total, mode.id, c, w)
+            if best is None:
+                return Greedy(None, reason=f"no mode holds {n} nodes at {s}", seconds=time.perf_counter() - start)
+            plan[s] = {"nodes": n, "mode": best[1], "fabric_usd": best[2], "it_w": best[3] + node_w * n}
+        links, dci_w, dci_usd, fiber_usd = [], {s: 0.0 for s in opened}, {s: 0.0 for s in opened}, 0.0
+        if len(opened) > 1:
+            need = {s: float(p["dci_ratio"]) * node_bw * plan[s]["nodes"] for s in opened}
+            cap_r = route_capacities(opened, parent, need, routes, co)
+            if isinstance(cap_r, str):
+                return Greedy(None, reason=cap_r, seconds=time.perf_counter() - start)
+            got = {s: 0.0 for s in opened}
+            bdp = {s: 0.0 for s in opened}
+            for e, gbps_need in cap_r.items():
+                r = routes[e]
+                choice = None
+                for c in r["types"]:
+                    gbps = float(co.loc[c, "gbps"])
+                    waves = max(1, math.ceil(gbps_need / gbps - 1e-9))
+                    pairs = _ceil(waves, int(4800.0 // float(co.loc[c, "channel_ghz"])))
+                    if pairs > r["pairs"]:
+                        continue
+                    usd = (2 * waves * float(co.loc[c, "price_usd"]) + pairs * (r["pair_usd"] + r["amps"] * amp_usd)
+                           + waves * float(co.loc[c, "power_w"]) * (usd_per_it_w(r["a"]) + usd_per_it_w(r["b"])))
+                    if choice is None or usd < choice[0]:
+                        choice = (usd, c, waves, pairs, gbps)
+                if choice is None:
+                    return Greedy(None, reason=f"route {r['a']}-{r['b']} cannot carry {gbps_need:.0f} Gb/s",
+                                  seconds=time.perf_counter() - start)
+                _usd, c, waves, pairs, gbps = choice
+                links.append((r["a"], r["b"], c, waves, pairs))
+                fiber_usd += pairs * (r["pair_usd"] + r["amps"] * amp_usd)
+                for end in (r["a"], r["b"]):
+                    got[end] += waves * gbps
+                    bdp[end] += waves * gbps * r["rtt"] / 8.0
+                    dci_usd[end] += waves * float(co.loc[c, "price_usd"])
+                    dci_w[end] += waves * float(co.loc[c, "power_w"])
+            factor = float(p["buffer_bdp_factor"])
+            for s in opened:
+                options = []
+                for k in routers:
+                    pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
+                    buf = float(sw.loc[k, "buffer_mb"])
+                    count = max(math.ceil(2 * got[s] / pool - 1e-9),
+                                math.ceil(factor * bdp[s] / buf - 1e-9) if buf > 0 else 0)
+                    options.append((count * (prices[k] + watts[k] * usd_per_it_w(s)), count, k))
+                if not options:
+                    return Greedy(None, reason="no DCI router", seconds=time.perf_counter() - start)
+                _usd, count, k = min(options)
+                dci_usd[s] += count * prices[k]
+                dci_w[s] += count * watts[k]
+        over = [s for s in opened if dci_w[s] > reserve[s] + 1e-6]
+        if over:  # reserve the DCI power and place again
+            for s in over:
+                reserve[s] = dci_w[s]
+            continue
+        total = fiber_usd
+        for s in opened:
+            r = sites.loc[s]
+            it_w = plan[s]["it_w"] + dci_w[s]
+            site_usd = (float(r["fixed_cost_usd"]) + node_price * plan[s]["nodes"] + plan[s]["fabric_usd"]
+                        + dci_usd[s] + usd_per_it_w(s) * it_w)
+            plan[s].update(cost=site_usd, it_w=it_w)
+            total += site_usd
+        budget_usd = p.get("budget_usd")
+        if budget_usd is not None and total > float(budget_usd) * (1 + 1e-9):
+            return Greedy(None, plan, links, reason="above budget_usd", seconds=time.perf_counter() - start)
+        return Greedy(total, plan, links, seconds=time.perf_counter() - start)
+    return Greedy(None, reason="DCI power reservation did not settle", seconds=time.perf_counter() - start)

@@ -1,0 +1,355 @@
+"""The parts of the benchmark, (a) to (e), the whole run and its summary against the targets."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from designer.tools.bench.children import ChildResult, run_child
+from designer.tools.bench.greedy import greedy_plan
+from designer.tools.bench.instances import (
+    BARE_IMPORT,
+    DEFAULT_WORKBOOK,
+    FULL,
+    ORACLE_PATH,
+    QUICK,
+    ROOT,
+    Plan,
+    Size,
+    synth_workbook,
+    tiny_workbook,
+)
+from designer.tools.bench.table import Row, Table, fmt, header, verdict, write_csv
+
+# --- the parts ------------------------------------------------------------------------------------
+
+def designer_command() -> list[str]:
+    exe = Path(sys.executable).parent / "designer"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "designer.cli"]
+
+
+def part_a(table: Table, plan: Plan, work: Path) -> dict:
+    """The example end to end against the bare import, each one fresh process, one measured run each
+    (after one unmeasured import so that both find the files in the page cache)."""
+    subprocess.run([sys.executable, "-c", BARE_IMPORT], check=True, cwd=ROOT)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", BARE_IMPORT], check=True, cwd=ROOT)
+    bare = time.perf_counter() - start
+    name = plan.example.name
+    table.add("a", name, "bare import (fresh process)", bare, "s")
+    out = work / f"solve-{plan.example.stem}"
+    cmd = designer_command() + ["solve", str(plan.example), "-o", str(out), "--quiet", "--timings",
+                                "--time-limit", f"{plan.time_limit:g}"]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    e2e = time.perf_counter() - start
+    timings = {k: float(v) for k, v in re.findall(r"^\s+(\w+_s)\s+([\d.]+)\s*$", done.stderr, re.M)}
+    design = {}
+    if (out / "design.json").exists():
+        design = json.loads((out / "design.json").read_text(encoding="utf-8"))
+    status = design.get("status", f"exit {done.returncode}")
+    note = "" if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}"
+    table.add("a", name, "designer solve end to end (fresh process)", e2e, "s", note=f"status {status}; {note}".strip("; "))
+    for phase, seconds in timings.items():
+        table.add("a", name, f"  phase {phase}", seconds, "s")
+    ratio = e2e / bare
+    table.add("a", name, "end to end / bare import", ratio, "x", "<= 1.5x", verdict(ratio <= 1.5))
+    return {"timings": timings, "status": status, "gap": design.get("mip_gap"), "name": name}
+
+
+def log_phases(text: str, call_s: float, read_s: float) -> dict:
+    """Phase times of a solve from its progress log (time stamps since the child started), for runs that
+    return no timings (no solution within the limit, or killed)."""
+    marks = {}
+    keys = (("read and validated", "read"), ("fabric modes kept", "modes"), ("model built", "built"),
+            ("solving: cost", "solving"), ("HiGHS:", "highs"))
+    for line in text.splitlines():
+        stamp, _, msg = line.strip().partition(" ")
+        for key, mark in keys:
+            if key in msg:
+                try:
+                    marks.setdefault(mark, float(stamp))
+                except ValueError:
+                    pass
+    read = marks.get("read", read_s)
+    out = {}
+    built = re.search(r"model built:.*\(([\d.]+) s\)", text)  # the build time the solve itself states
+    if "built" in marks and built:
+        out["build_s"] = float(built.group(1))
+        out["modes_s"] = max(0.0, marks["built"] - read - out["build_s"])
+    elif "modes" in marks:
+        out["modes_s"] = marks["modes"] - read
+        if "built" in marks:
+            out["build_s"] = marks["built"] - marks["modes"]
+    if "solving" in marks:
+        out["solve_s"] = marks.get("highs", read + call_s) - marks["solving"]
+    return out
+
+
+def size_fields(size: Size) -> dict:
+    return {"sites": size.sites, "gpus": size.gpus, "switch_models": size.switches}
+
+
+def solve_status(res: ChildResult) -> tuple[str, str]:
+    """(status, note) of a solve child."""
+    if res.error:
+        return ("killed" if res.killed else "error"), res.error + (f"; last phase: {res.last_phase}" if res.last_phase else "")
+    d = res.data
+    note = d.get("note", "").split(";")[0]
+    if d.get("status") in ("optimal", "feasible"):
+        gap = d.get("gap")
+        note = f"gap {gap:.2%}" if isinstance(gap, (int, float)) else "gap n/a"
+    return d.get("status", "?"), note
+
+
+def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool) -> dict:
+    """Parts (b), (c) and (d) of one size-series instance."""
+    from designer.inputs.workbook import load_inputs
+    from designer.inputs.writer import write_workbook
+
+    name = size.name
+    wb = write_workbook(work / f"{name}.xlsx", synth_workbook(size))
+    meta = size_fields(size)
+    wall = 4 * plan.time_limit + (600 if plan is FULL else 60)
+    mps = work / f"{name}.mps"
+    runs = {}
+    for label, gap in (("1%", 0.01), ("optimal", 1e-4)):
+        progress = work / f"{name}-gap{gap:g}.log"
+        progress.unlink(missing_ok=True)
+        export = str(mps) if label == "1%" else None
+        runs[label] = run_child("solve", [str(wb), gap, plan.time_limit, export, str(progress)], wall, progress)
+    first, best = runs["1%"], runs["optimal"]
+    result = {"name": name, "size": size}
+    log = work / f"{name}-gap0.01.log"
+    text = log.read_text(encoding="utf-8") if log.exists() else ""
+    found = re.search(r"(\d+) fabric modes kept.*\n.*model built: (\d+) variables, (\d+) constraints", text)
+    if found:
+        table.add("b", name, "model size (variables / constraints)", f"{found.group(2)} / {found.group(3)}",
+                  note=f"{found.group(1)} modes kept", **meta)
+    t = first.data.get("timings")
+    source = ""
+    if not t:  # no solution or killed: the phases from the progress log's time stamps
+        t = log_phases(text, first.data.get("call_s", first.wall_s), first.data.get("read_s", 0.0))
+        source = f"from the progress log ({solve_status(first)[0]}: no timings returned)"
+    for phase in ("modes_s", "build_s", "solve_s", "highs_s", "extract_s"):
+        if phase in t:
+            table.add("b", name, f"phase {phase} (1% gap run)", float(t[phase]), "s", note=source, **meta)
+    highs = t.get("highs_s") or t.get("solve_s")
+    if highs and "build_s" in t:
+        ratio = (t["build_s"] + t.get("extract_s", 0.0)) / highs
+        target = "<= 0.3 (largest size)" if largest else "(<= 0.3 at largest)"
+        table.add("b", name, "(build + extract) / HiGHS solve", ratio, "", target,
+                  verdict(ratio <= 0.3) if largest else "", source, **meta)
+        result["overhead"] = ratio
+    ours = sum(float(t.get(k, 0.0)) for k in ("modes_s", "build_s", "solve_s", "extract_s"))
+    if mps.exists() and ours > 0:
+        hs = run_child("highspy", [str(mps), 0.01, plan.time_limit], wall)
+        if hs.error:
+            table.add("b", name, "highspy alone on the MPS", "error", note=hs.error, **meta)
+        else:
+            gap = hs.data["gap"]
+            gap_text = f"{gap:.2%}" if isinstance(gap, (int, float)) and math.isfinite(gap) else "n/a"
+            table.add("b", name, "highspy alone on the MPS (read + run)", hs.data["seconds"], "s",
+                      note=f"{hs.data['status']}, gap {gap_text}; plain HiGHS options (the designer may set others, "
+                           "e.g. presolve)", **meta)
+            ratio = ours / hs.data["seconds"]
+            table.add("b", name, "our solve() call / highspy alone", ratio, "x", "<= 1.2x", verdict(ratio <= 1.2),
+                      note=f"our call = modes + build + solve + extract (MPS write excluded); "
+                           f"ours {solve_status(first)[0]}", **meta)
+            result["vs_highspy"] = ratio
+    elif first.error:
+        table.add("b", name, "1% gap run", solve_status(first)[0], note=solve_status(first)[1], **meta)
+    peak = max(first.peak_mb, best.peak_mb)
+    for label, res in runs.items():
+        status, note = solve_status(res)
+        seconds = res.data.get("call_s") if not res.error else res.wall_s
+        target = ""
+        ok = None
+        if largest and label == "1%":
+            target = "<= 60 s, gap <= 1%"
+            gap = res.data.get("gap")
+            ok = status in ("optimal", "feasible") and gap is not None and gap <= 0.01 + 1e-9 and seconds <= 60
+        gap_log = work / f"{name}-gap{0.01 if label == '1%' else 1e-4:g}.log"
+        phases = res.data.get("timings") or log_phases(
+            gap_log.read_text(encoding="utf-8") if gap_log.exists() else "", seconds, res.data.get("read_s", 0.0))
+        over = phases.get("solve_s", 0.0)
+        if over > 1.25 * plan.time_limit:
+            note += f"; HiGHS ran {over:.0f} s against its {plan.time_limit:g} s time limit"
+        table.add("c", name, f"time to {'1% gap' if label == '1%' else 'optimal (gap 1e-4)'} (solve() call)",
+                  float(seconds), "s", target, verdict(ok) if target else "", f"{status}; {note}".strip("; "), **meta)
+        result[label] = (status, seconds, res.data.get("gap"))
+    table.add("c", name, "peak memory (child ru_maxrss)", peak, "MB", "<= 4096 MB" if largest else "",
+              verdict(peak <= 4096) if largest else "",
+              f"1% run {first.peak_mb:.0f} MB (writes the MPS too), 1e-4 run {best.peak_mb:.0f} MB", **meta)
+    result["peak_mb"] = peak
+    result["ours"] = best if not best.error and best.data.get("objective") else first
+    inputs = load_inputs(wb)
+    result["saving"] = part_d(table, name, inputs, result["ours"], meta)
+    return result
+
+
+def part_d(table: Table, name: str, inputs, ours: ChildResult, meta: dict) -> float | None:
+    g = greedy_plan(inputs)
+    if g.cost is None:
+        table.add("d", name, "greedy planner", "no design", note=f"{g.reason} ({g.seconds:.1f} s)", **meta)
+        return None
+    table.add("d", name, "greedy planner cost", g.cost / 1e6, "M$",
+              note=f"{len(g.sites)} sites, {g.seconds:.1f} s", **meta)
+    obj = ours.data.get("objective") if not ours.error else None
+    if obj is None:
+        status, note = solve_status(ours)
+        table.add("d", name, "saving vs greedy", "n/a", "", ">= 0 %", "missed",
+                  f"our solve returned no design ({status}: {note}) where the greedy planner found one", **meta)
+        return None
+    status, note = solve_status(ours)
+    table.add("d", name, "our design cost", obj / 1e6, "M$", note=f"{status}; {note}", **meta)
+    saving = 100.0 * (g.cost - obj) / g.cost
+    ok = saving >= -1e-7
+    table.add("d", name, "saving vs greedy", saving, "%", ">= 0 %", "met" if ok else "BUG",
+              "" if ok else "our design is costlier than the greedy one: a bug to report", **meta)
+    return saving
+
+
+def part_e(table: Table, plan: Plan, work: Path, oracle_present: bool) -> tuple[list, list]:
+    """Tiny instances: the oracle's time against ours, the costs compared, and the greedy saving."""
+    from designer.inputs.workbook import load_inputs
+    from designer.inputs.writer import write_workbook
+
+    speedups, savings = [], []
+    for n in plan.oracle_sites:
+        name = f"oracle-{n}-sites"
+        meta = {"sites": n, "gpus": "", "switch_models": 3}
+        wb = write_workbook(work / f"{name}.xlsx", tiny_workbook(n))
+        progress = work / f"{name}.log"
+        progress.unlink(missing_ok=True)
+        ours = run_child("solve", [str(wb), 1e-4, plan.time_limit, None, str(progress)],
+                         4 * plan.time_limit + 60, progress)
+        status, note = solve_status(ours)
+        our_s = ours.data.get("call_s") if not ours.error else None
+        table.add("e", name, "our solve() call, gap 1e-4", our_s if our_s is not None else status,
+                  "s" if our_s is not None else "", note=f"{status}; {note}".strip("; "), **meta)
+        if oracle_present:
+            orc = run_child("oracle", [str(wb)], plan.oracle_wall)
+            target = ">= 100x" if n == 6 else ""
+            if orc.error:
+                if orc.killed and our_s:
+                    bound = plan.oracle_wall / our_s
+                    table.add("e", name, "brute force / ours (oracle cut off)", f">= {bound:.0f}", "x", target,
+                              verdict(bound >= 100) if target else "", f"oracle {orc.error}", **meta)
+                    speedups.append((n, bound, True))
+                else:
+                    table.add("e", name, "brute-force oracle", "error", note=orc.error, **meta)
+            else:
+                table.add("e", name, "brute-force oracle", orc.data["seconds"], "s", **meta)
+                if our_s:
+                    ratio = orc.data["seconds"] / our_s
+                    table.add("e", name, "brute force / ours", ratio, "x", target, verdict(ratio >= 100) if target else "",
+                              **meta)
+                    speedups.append((n, ratio, False))
+                mine, theirs = ours.data.get("objective"), orc.data.get("cost")
+                if mine is not None or theirs is not None:
+                    same = mine is not None and theirs is not None and abs(mine - theirs) <= 1e-4 * abs(theirs) + 1
+                    table.add("e", name, "our cost = oracle cost", "yes" if same else "NO", "", "equal",
+                              "met" if same else "missed",
+                              f"ours {fmt(mine)} USD, oracle {fmt(theirs)} USD", **meta)
+        saving = part_d(table, name, load_inputs(wb), ours, meta)
+        if saving is not None:
+            savings.append(saving)
+    if not oracle_present:
+        table.add("e", "-", "brute force / ours", "skipped", note=f"{ORACLE_PATH.relative_to(ROOT)} not found")
+    return speedups, savings
+
+
+def run(out_dir: Path, quick: bool = False, time_limit: float | None = None) -> list[Row]:
+    """The whole bench; returns the rows (also printed, and written to out_dir/bench.csv)."""
+    plan = QUICK if quick else FULL
+    if time_limit is not None:
+        plan = Plan(plan.sizes, plan.oracle_sites, time_limit, plan.oracle_wall, plan.example)
+    out_dir = Path(out_dir)
+    work = out_dir / "instances"
+    work.mkdir(parents=True, exist_ok=True)
+    table = Table()
+    started = time.perf_counter()
+    print(f"designer bench{' --quick' if quick else ''}: {os.cpu_count()} CPUs, HiGHS limit {plan.time_limit:g} s "
+          f"per solve; figures from one run each", flush=True)
+    print(header(), flush=True)
+    example = part_a(table, plan, work)
+    results = []
+    for k, size in enumerate(plan.sizes):
+        results.append(part_bcd(table, plan, work, size, largest=k == len(plan.sizes) - 1))
+    oracle_present = ORACLE_PATH.exists()
+    speedups, tiny_savings = part_e(table, plan, work, oracle_present)
+    summary(table, plan, example, results, speedups, tiny_savings, oracle_present)
+    table.add("-", "-", "bench wall time", time.perf_counter() - started, "s")
+    write_csv(out_dir / "bench.csv", table.rows)
+    print(f"wrote {out_dir / 'bench.csv'} ({len(table.rows)} figures)", flush=True)
+    return table.rows
+
+
+def summary(table: Table, plan: Plan, example: dict, results: list, speedups: list, tiny_savings: list,
+            oracle_present: bool) -> None:
+    """The targets of issue 5 section 2, one line each."""
+    print("-" * 140 + "\ntargets (issue 5, section 2)", flush=True)
+    a = next((r for r in table.rows if r.section == "a" and r.figure == "end to end / bare import"), None)
+    if a is not None:
+        table.add("T", example["name"], "(a) end to end / bare import", a.value, "x", "<= 1.5x", a.verdict)
+    big = results[-1] if results else None
+    if big is not None:
+        name = big["name"]
+        ov = big.get("overhead")
+        table.add("T", name, "(b) (build + extract) / HiGHS solve", ov if ov is not None else "n/a", "",
+                  "<= 0.3", verdict(None if ov is None else ov <= 0.3))
+        vs = big.get("vs_highspy")
+        table.add("T", name, "(b) our call / highspy alone", vs if vs is not None else "n/a", "x", "<= 1.2x",
+                  verdict(None if vs is None else vs <= 1.2))
+        status, seconds, gap = big["1%"]
+        ok = status in ("optimal", "feasible") and gap is not None and gap <= 0.01 + 1e-9 and seconds <= 60
+        gap_text = f"{gap:.2%}" if isinstance(gap, (int, float)) else "n/a"
+        table.add("T", name, "(c) time to <= 1% gap", float(seconds), "s", "<= 60 s", verdict(ok),
+                  f"{status}, gap {gap_text}")
+        table.add("T", name, "(c) peak memory", big["peak_mb"], "MB", "<= 4096 MB", verdict(big["peak_mb"] <= 4096))
+    if plan is FULL or plan.example == DEFAULT_WORKBOOK:
+        t = example["timings"]
+        solve_s = t.get("solve_s")
+        ok = None if solve_s is None else (example["status"] == "optimal" and solve_s <= 2.0)
+        table.add("T", example["name"], "(c) 4-site default to optimal: solve time",
+                  solve_s if solve_s is not None else "n/a", "s", "<= 2 s", verdict(ok), f"status {example['status']}")
+    else:
+        table.add("T", "-", "(c) 4-site default to optimal", "not run", "", "<= 2 s", "n/a",
+                  f"--quick solves {plan.example.name} in part (a)")
+    savings = [r["saving"] for r in results if r.get("saving") is not None] + tiny_savings
+    lost = [r.instance for r in table.rows if r.figure == "saving vs greedy" and r.verdict == "missed"]
+    if savings:
+        worst = min(savings)
+        state = "BUG" if worst < -1e-7 else ("missed" if lost else "met")
+        table.add("T", "all instances", "(d) median saving vs greedy", statistics.median(savings), "%",
+                  "never < 0", state,
+                  f"{len(savings)} instances compared, min {worst:.2f} %, max {max(savings):.2f} %"
+                  + (f"; no design from our solve where greedy had one: {', '.join(lost)}" if lost else ""))
+    else:
+        table.add("T", "all instances", "(d) median saving vs greedy", "n/a", "", "never < 0", "n/a")
+    if not oracle_present:
+        table.add("T", "-", "(e) brute force / ours at 6 sites", "skipped", "", ">= 100x", "n/a",
+                  "tests/oracle.py not found")
+    else:
+        at = [s for s in speedups if s[0] == 6] or ([max(speedups)] if speedups else [])
+        if at:
+            n, ratio, cut = at[0]
+            value = f">= {ratio:.0f}" if cut else ratio
+            table.add("T", f"oracle-{n}-sites", f"(e) brute force / ours at {n} sites", value, "x", ">= 100x",
+                      verdict(ratio >= 100) if n == 6 else "n/a", "oracle cut off at its wall limit" if cut else "")
+        else:
+            table.add("T", "-", "(e) brute force / ours", "n/a", "", ">= 100x", "n/a", "no oracle run finished")
+
+
+def main(args) -> int:
+    out = Path(args.output) if args.output else ROOT / "reports" / "bench"
+    run(out, quick=args.quick, time_limit=getattr(args, "time_limit", None))
+    return 0
