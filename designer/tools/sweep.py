@@ -61,16 +61,14 @@ def parse_vary(items: list[str]) -> list[tuple[str, list[str]]]:
 
 def _typed(field, raw: str, key: str, problems: list) -> object:
     """A raw --vary value typed and checked by the schema field's own rules (as the workbook loader does)."""
-    from designer.inputs.workbook import (
-        _value,  # the loader's typing and range rules, one source of truth
-    )
+    from designer.inputs.cells import typed_value
 
     if raw.strip().lower() in BLANK:
         if field.required:
             problems.append(Problem("--vary", "", key, raw, "cannot be blank", "give a value"))
         return field.default
     before = len(problems)
-    value = _value(field, raw, "--vary", "", problems)
+    value = typed_value(field, raw, "--vary", "", problems)
     for k in range(before, len(problems)):  # name the varied key as the planner typed it
         p = problems[k]
         problems[k] = Problem("--vary", "", key, p.value, p.message, p.fix)
