@@ -39,6 +39,27 @@ class Problem:
         return text
 
 
+@dataclass(frozen=True)
+class Notice:
+    """Something the loader did that the planner should see, located like a Problem; not an error.
+
+    ``kind``: ``read`` (a value or name read in a form other than the canonical one, e.g. '25%' as 0.25),
+    ``ignored`` (a notes column or a sheet/column starting with '_'), ``catalog`` (a workbook table
+    replacing or extending a default catalog table) or ``warning`` (a value no real plan has)."""
+
+    sheet: str
+    cell: str
+    column: str
+    message: str
+    kind: str = "read"
+
+    def __str__(self) -> str:
+        where = (self.sheet or "workbook") + (f"!{self.cell}" if self.cell else "")
+        if self.column:
+            where += f" {self.column}"
+        return f"{where}: {self.message}"
+
+
 class InputError(Exception):
     """The workbook (or catalog) is invalid; ``problems`` lists everything found, in order."""
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from designer.errors import InputError, Problem
+from designer.errors import InputError, Notice, Problem
 from designer.inputs.catalog import CATALOG_DIR
 from designer.inputs.cells import suggest
 from designer.inputs.checks import check
@@ -39,6 +39,7 @@ class Inputs:
     coherent: pd.DataFrame
     amplifiers: pd.DataFrame
     protocols: pd.DataFrame
+    notices: tuple[Notice, ...] = ()  # readings, ignored names, catalog replacements, plausibility warnings
 
 
 
