@@ -110,6 +110,123 @@ def test_example_designs_pass_the_audit(example_runs, stem):
 
 
 # --------------------------------------------------------------------------------------------------
+# design.json holds the contract ARCHITECTURE.md documents, key for key, both ways
+# --------------------------------------------------------------------------------------------------
+
+def documented_solution() -> dict:
+    """The key tree of ARCHITECTURE.md's Solution block: {key: (optional, nullable, subtree or None)}.
+
+    Grammar: entries separated by commas; ``+`` marks an extra, ``?`` a key only some designs have,
+    ``(...)`` a comment, ``key: {...}`` a mapping, ``key: [{...}]`` a list of mappings, ``null | {...}``
+    a mapping or null; other words after a colon are comments (e.g. enumerated values)."""
+    import re
+
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = text.split("## `Solution`", 1)[1].split("```", 2)[1]
+    tokens = re.findall(r'"[^"]*"|[A-Za-z_][A-Za-z0-9_]*\??|[{}\[\]:,|+()]', block)
+    pos = 0
+
+    def skip_comment():
+        nonlocal pos
+        depth = 0
+        while True:
+            depth += {"(": 1, ")": -1}.get(tokens[pos], 0)
+            pos += 1
+            if depth == 0:
+                return
+
+    def value():
+        nonlocal pos
+        nullable = False
+        while pos < len(tokens) and tokens[pos] not in (",", "}", "+") :
+            tok = tokens[pos]
+            if tok == "(":
+                skip_comment()
+            elif tok == "null":
+                nullable, pos = True, pos + 1
+            elif tok == "{":
+                pos += 1
+                return nullable, entries("}")
+            elif tok == "[":
+                pos += 2  # "[", "{"
+                sub = entries("}")
+                pos += 1  # "]"
+                return nullable, sub
+            else:
+                pos += 1  # comment words, "|"
+        return nullable, None
+
+    def entries(close):
+        nonlocal pos
+        out = {}
+        while pos < len(tokens) and tokens[pos] != close:
+            tok = tokens[pos]
+            if tok in (",", "+"):
+                pos += 1
+            elif tok == "(":
+                skip_comment()
+            else:
+                key, optional = tok.rstrip("?"), tok.endswith("?")
+                pos += 1
+                nullable, sub = False, None
+                if pos < len(tokens) and tokens[pos] == ":":
+                    pos += 1
+                    nullable, sub = value()
+                elif pos < len(tokens) and tokens[pos] == "(":
+                    skip_comment()
+                out[key] = (optional, nullable, sub)
+        pos += 1
+        return out
+
+    tokens.append("END")
+    return entries("END")
+
+
+def contract_gaps(doc: dict, actual, path: str = "") -> list[str]:
+    """Documented keys the design lacks and design keys the document lacks, with their paths."""
+    items = actual if isinstance(actual, list) else [actual]
+    items = [x for x in items if isinstance(x, dict)]
+    if not items:
+        return []
+    if len(doc) == 1 and next(iter(doc)).isupper():  # a mapping with free keys
+        return []
+    present = set().union(*items)
+    gaps = [f"{path}{k}: documented, not in design.json" for k, (optional, _, _) in doc.items()
+            if not optional and k not in present]
+    gaps += [f"{path}{k}: in design.json, not documented" for k in sorted(present - set(doc))]
+    for key, (_, nullable, sub) in doc.items():
+        values = [x[key] for x in items if key in x and x[key] is not None]
+        if any(x.get(key, 0) is None for x in items) and not nullable and sub is not None:
+            gaps.append(f"{path}{key}: null in design.json, documented as never null")
+        if sub is not None:
+            flat = [v for val in values for v in (val if isinstance(val, list) else [val])]
+            gaps += contract_gaps(sub, flat, f"{path}{key}.")
+    return gaps
+
+
+def test_design_json_matches_the_documented_contract(example_runs):
+    """The default example's design.json (links, DCI, a workload, resilience) has every documented key
+    and no undocumented one."""
+    folder, proc = example_runs["default"]
+    proc.communicate(timeout=1800)
+    assert proc.returncode == 0
+    doc = documented_solution()
+    assert {"status", "sites", "links", "bom", "workload"} <= set(doc)
+    assert doc["sites"][2]["tiers"][2]["buffer_mb"] == (False, False, None)
+    gaps = contract_gaps(doc, json.loads((folder / "design.json").read_text()))
+    assert not gaps, "\n".join(gaps)
+
+
+def test_contract_check_sees_a_missing_and_an_extra_key():
+    doc = {"a": (False, False, None), "b": (False, True, {"c": (False, False, None)}), "d": (True, False, None)}
+    assert contract_gaps(doc, {"a": 1, "b": {"c": 2}}) == []
+    assert contract_gaps(doc, {"a": 1, "b": None}) == []
+    assert contract_gaps(doc, {"b": [{"c": 1}, {"c": 2, "e": 3}], "x": 0}) == [
+        "a: documented, not in design.json", "x: in design.json, not documented",
+        "b.e: in design.json, not documented"]
+
+
+# --------------------------------------------------------------------------------------------------
 # Clean designs pass; hand-broken ones are rejected with the rule named
 # --------------------------------------------------------------------------------------------------
 
