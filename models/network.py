@@ -9,6 +9,7 @@ a row here: the solve applies it as HiGHS's objective cutoff on the cost objecti
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
@@ -93,6 +94,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_spines(m, data)
     define_aggregation_core(m, data)
     define_modules(m, data)
+    define_count_limits(m, data)
     define_demand(m, data)
     define_site_count(m, data)
     define_routes(m, data)
@@ -299,6 +301,51 @@ def define_modules(m, data: ModelData) -> None:
     m.spine_module_count = pyo.Constraint(m.SMJW, rule=per_spine)
     m.spine_module_pick = pyo.Constraint(m.SMJW, rule=lambda m, s, i, j: m.spine_modules[s, i, j] <= -(
         -data.modes[i].spine_ports // data.modes[i].cables[1].links_per_module) * m.z[s, i, j])
+
+
+def define_count_limits(m, data: ModelData) -> None:
+    """Every count is tied to its binary, so a design stopped short of optimality holds no equipment of a
+    mode it does not use (nor routers at a closed site), with the least big-M an optimal design respects:
+    su_sm <= ceil(N_sm / d1) y_sm; leaves_sm <= ceil(n N_sm / d1) y_sm (n = 1 for rail_only, else rails);
+    agg_sm <= ceil(u1 Lmax_sm / d2) y_sm, Lmax_sm the most leaves of N_sm nodes;
+    core_sm <= ceil(u2 Amax_sm / P_core) y_sm; routers_sk <= R_sk open_s, R_sk the routers of model k alone
+    that carry the most capacity site s's routes can hold (ports for both sides, and the buffer)."""
+    rails = data.rails
+
+    def most_leaves(s, i):
+        mode, n = data.modes[i], data.node_limit(s, i)
+        if mode.topology == "rail_optimized":
+            return rails * -(-n // mode.d1)
+        return -(-(1 if mode.topology == "rail_only" else rails) * n // mode.d1)
+
+    def most_aggs(s, i):
+        return -(-data.modes[i].u1 * most_leaves(s, i) // data.modes[i].d2)
+
+    m.su_max = pyo.Constraint(m.SM_su, rule=lambda m, s, i: m.su[s, i] <= -(
+        -data.node_limit(s, i) // data.modes[i].d1) * m.y[s, i])
+    plain = [(s, i) for s, i in m.SM_leafvar if data.modes[i].topology != "leaf_mesh"]
+    m.leaves_max = pyo.Constraint(plain, rule=lambda m, s, i: m.leaves[s, i] <= most_leaves(s, i) * m.y[s, i])
+    m.agg_max = pyo.Constraint(m.SM3, rule=lambda m, s, i: m.agg[s, i] <= most_aggs(s, i) * m.y[s, i])
+    m.core_max = pyo.Constraint(m.SM3, rule=lambda m, s, i: m.core[s, i] <= -(
+        -data.modes[i].u2 * most_aggs(s, i) // data.modes[i].core_ports) * m.y[s, i])
+    if not data.inter.routes:
+        return
+    sw, co = data.inputs.switches, data.inputs.coherent
+    factor = float(data.inputs.project["buffer_bdp_factor"])
+
+    def most_gbps(r):
+        return r.fiber_pairs * max(channels_per_pair(float(co.loc[c, "channel_ghz"])) * int(co.loc[c, "gbps"])
+                                   for c in r.coherent) if r.coherent else 0
+
+    def most_routers(s, k):
+        routes = [m.route[r] for r in m.incident[s]]
+        pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
+        ports = -(-2 * sum(most_gbps(r) for r in routes) // pool)
+        buffer_mb = float(sw.loc[k, "buffer_mb"])
+        bdp = factor * sum(bdp_mb(most_gbps(r), r.rtt_ms) for r in routes)
+        return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
+
+    m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(s, k) * m.open[s])
 
 
 def define_demand(m, data: ModelData) -> None:

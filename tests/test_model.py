@@ -21,6 +21,7 @@ import csv
 from collections import defaultdict
 from pathlib import Path
 
+import pyomo.environ as pyo
 import pytest
 
 from designer.errors import Infeasible
@@ -449,3 +450,39 @@ def test_thread_counts_may_change_between_solves(tmp_path):
     inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", tables(32)))
     statuses = [solve(inputs, SolveOptions(threads=threads))["status"] for threads in (None, 1, 2, 1)]
     assert statuses == ["optimal"] * 4
+
+
+def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
+    """A design stopped short of optimality must not carry equipment of a mode it does not use, or routers
+    at a site it does not open (the model's capex would then exceed the BOM). With the site and mode
+    choices of the optimum fixed, forcing any count of an unselected mode (or any router of a closed
+    site) to at least one leaves the model infeasible."""
+    from designer.solve.highs import SolveOptions as Options
+    from designer.solve.highs import run_highs
+    from designer.solve.prepare import prepare_data
+    from models.network import build_model, set_objective
+
+    sites = [site("a", max_nodes=32), site("b", max_nodes=32), site("c", max_nodes=4, fixed_cost_usd=10_000_000)]
+    routes = [dict(site_a=a, site_b=b, distance_km=50, fiber_pairs=40, fiber_cost_usd_per_pair_km=10)
+              for a, b in (("a", "b"), ("b", "c"))]
+    # two 16-port models, neither cheaper and cooler than the other: 3-tier fabrics (from 128 NICs up) of
+    # either, so unselected 3-tier modes stand beside the chosen one at the open sites
+    sw16 = dict(SW64, model="sw16", port_modes="16x400", price_usd=2_000)
+    sw16b = dict(sw16, model="sw16b", price_usd=1_500, power_w=900)
+    book = tables(512, sites=sites, routes=routes, switches=(sw16, sw16b, SHALLOW, DEEP), max_oversubscription=2)
+    data = prepare_data(load_inputs(write_workbook(tmp_path / "plan.xlsx", book)))
+    model = build_model(data)
+    set_objective(model, "cost")
+    assert run_highs(model, Options(mip_gap=1e-9)).status == "optimal"
+    assert {s for s in model.S if round(model.open[s].value)} == {"a", "b"}
+    unused = {(s, i) for s, i in model.SM if round(model.y[s, i].value) == 0}
+    counts = [var[s, i] for var in (model.su, model.leaves, model.agg, model.core) for s, i in var if (s, i) in unused]
+    counts += [model.routers[s, k] for s, k in model.SK if s == "c"]
+    assert {v.parent_component().name for v in counts if v.index()[0] != "c"} >= {"leaves", "agg", "core"}
+    for binary in (model.y, model.open):
+        for v in binary.values():
+            v.fix(round(v.value))
+    for var in counts:
+        var.setlb(1)
+        assert run_highs(model, Options(mip_gap=1.0)).status == "infeasible", f"{var.name} holds phantom equipment"
+        var.setlb(0)
