@@ -54,7 +54,8 @@ class InterSite:
     routers: list[str]  # DCI router models usable with every coherent speed offered
     coherent: list[str]
     excluded_pairs: list[tuple[str, str, str]]  # (a, b, why)
-    paths: dict[tuple[str, str], list[list[str]]]  # site pair -> route-key paths within the RTT limit
+    rtt_arcs: dict[tuple[str, str], list[tuple[str, str, str]]]  # site pair -> (route key, from, to) arcs
+    # that lie on some walk between the pair within max_site_rtt_ms (no pair listed when there is no limit)
     notes: list[str]
 
 
@@ -103,20 +104,24 @@ def prepare(inputs, sites: list[str]) -> InterSite:
     graph.add_nodes_from(sites)
     for r in routes:
         graph.add_edge(r.a, r.b, key=r.key, rtt=r.rtt_ms)
-    excluded, paths = [], {}
+    excluded, rtt_arcs = [], {}
+    lengths = dict(nx.all_pairs_dijkstra_path_length(graph, weight="rtt"))
     for a, b in itertools.combinations(sites, 2):
-        if not nx.has_path(graph, a, b):
+        if b not in lengths[a]:
             excluded.append((a, b, "no usable fiber path"))
-            continue
-        if max_rtt is None:
-            continue
-        within = []
-        for path in nx.shortest_simple_paths(graph, a, b, weight="rtt"):
-            if nx.path_weight(graph, path, "rtt") > max_rtt + 1e-12:
-                break
-            within.append([graph.edges[u, v]["key"] for u, v in zip(path, path[1:])])
-        if not within:
+        elif max_rtt is not None and lengths[a][b] > max_rtt + 1e-12:
             excluded.append((a, b, f"RTT above max_site_rtt_ms {max_rtt:g}"))
-        else:
-            paths[(a, b)] = within
-    return InterSite(routes, routers, usable_coherent, excluded, paths, notes)
+        elif max_rtt is not None:
+            rtt_arcs[(a, b)] = arcs_within(routes, lengths[a], lengths[b], max_rtt)
+    return InterSite(routes, routers, usable_coherent, excluded, rtt_arcs, notes)
+
+
+def arcs_within(routes: list[Route], from_a: dict, to_b: dict, limit: float) -> list[tuple[str, str, str]]:
+    """Directed arcs (route key, u, v) of the routes some a-b walk within ``limit`` ms can use:
+    d(a, u) + rtt(u, v) + d(v, b) <= limit, d the least RTT over every usable route."""
+    out = []
+    for r in routes:
+        for u, v in ((r.a, r.b), (r.b, r.a)):
+            if u in from_a and v in to_b and from_a[u] + r.rtt_ms + to_b[v] <= limit + 1e-12:
+                out.append((r.key, u, v))
+    return out

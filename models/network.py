@@ -468,18 +468,35 @@ def define_dci_routers(m, data: ModelData) -> None:
 
 
 def define_rtt(m, data: ModelData) -> None:
-    """max_site_rtt_ms: two open sites are joined by a used path within the limit:
-    sum_paths p_abq >= open_a + open_b - 1, p_abq <= use_r for every route r of path q."""
-    paths = data.inter.paths
-    if not paths:
+    """max_site_rtt_ms: two open sites are joined by a used path within the limit, as one unit of flow per
+    site pair (a, b) over the arcs of walks within the limit, whose RTT-weighted length stays within it:
+    w_ab >= open_a + open_b - 1 (0 <= w_ab <= 1); out_a - in_a = w_ab, in_b - out_b = w_ab, balance elsewhere;
+    f_abruv <= use_r; sum rtt_r f_abruv <= limit w_ab. Exact: any split of the flow over paths has one path
+    no longer than the average, so some used path within the limit exists; and a design with such a path
+    sends the whole unit along it. No paths are enumerated (pairs x arcs within the RTT ball instead)."""
+    pairs = data.inter.rtt_arcs
+    if not pairs:
         return
-    index = [(a, b, q) for (a, b), ps in paths.items() for q in range(len(ps))]
-    m.P = pyo.Set(dimen=3, initialize=index)
-    m.path = pyo.Var(m.P, domain=pyo.Binary)
-    m.path_pick = pyo.Constraint(list(paths), rule=lambda m, a, b: sum(
-        m.path[a, b, q] for q in range(len(paths[(a, b)]))) >= m.open[a] + m.open[b] - 1)
-    hops = [(a, b, q, r) for (a, b), ps in paths.items() for q, p in enumerate(ps) for r in p]
-    m.path_route = pyo.Constraint(range(len(hops)), rule=lambda m, h: m.path[hops[h][:3]] <= m.use[hops[h][3]])
+    limit = float(data.inputs.project["max_site_rtt_ms"])
+    m.RP = pyo.Set(dimen=2, initialize=list(pairs))
+    m.RPA = pyo.Set(dimen=5, initialize=[(a, b, *arc) for (a, b), arcs in pairs.items() for arc in arcs])
+    m.joined = pyo.Var(m.RP, bounds=(0, 1))
+    m.rtt_flow = pyo.Var(m.RPA, bounds=(0, 1))
+    m.joined_open = pyo.Constraint(m.RP, rule=lambda m, a, b: m.joined[a, b] >= m.open[a] + m.open[b] - 1)
+    ends = {(a, b): sorted({n for _, u, v in arcs for n in (u, v)} | {a, b}) for (a, b), arcs in pairs.items()}
+    out_arcs, in_arcs = {}, {}
+    for a, b, r, u, v in m.RPA:
+        out_arcs.setdefault((a, b, u), []).append((a, b, r, u, v))
+        in_arcs.setdefault((a, b, v), []).append((a, b, r, u, v))
+
+    def balance(m, a, b, n):
+        net = sum(m.rtt_flow[k] for k in out_arcs.get((a, b, n), [])) - sum(m.rtt_flow[k] for k in in_arcs.get((a, b, n), []))
+        return net == (m.joined[a, b] if n == a else -m.joined[a, b] if n == b else 0)
+
+    m.rtt_balance = pyo.Constraint([(a, b, n) for (a, b), nodes in ends.items() for n in nodes], rule=balance)
+    m.rtt_use = pyo.Constraint(m.RPA, rule=lambda m, a, b, r, u, v: m.rtt_flow[a, b, r, u, v] <= m.use[r])
+    m.rtt_length = pyo.Constraint(m.RP, rule=lambda m, a, b: sum(
+        m.route[r].rtt_ms / limit * m.rtt_flow[a, b, r, u, v] for r, u, v in pairs[(a, b)]) <= m.joined[a, b])
 
 
 def define_workload(m, data: ModelData) -> None:
