@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from designer.solve.greedy import greedy_plan
 from designer.tools.bench.children import ChildResult, run_child
-from designer.tools.bench.greedy import greedy_plan
 from designer.tools.bench.instances import (
     BARE_IMPORT,
     DEFAULT_WORKBOOK,

@@ -1,13 +1,11 @@
-"""A greedy planner, the baseline of (d) and the incumbent a solve must beat: cheapest sites per MW first,
-the cheapest feasible fabric mode per site, straightforward sizing and inter-site links."""
+"""A greedy planner: cheapest sites per MW first, the cheapest feasible fabric mode per site, straightforward
+sizing and inter-site links. The benchmark's baseline (part d), and the first design a solve gives HiGHS."""
 
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass, field
-
-# --- the greedy planner (d) -----------------------------------------------------------------------
 
 @dataclass
 class Greedy:
