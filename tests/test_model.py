@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import copy
 import csv
+import time
 from collections import defaultdict
 from pathlib import Path
 
-import pyomo.environ as pyo
 import pytest
 
 from designer.errors import Infeasible
@@ -486,3 +486,34 @@ def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
         var.setlb(1)
         assert run_highs(model, Options(mip_gap=1.0)).status == "infeasible", f"{var.name} holds phantom equipment"
         var.setlb(0)
+
+
+def test_time_limit_covers_every_highs_run_of_a_solve(tmp_path, monkeypatch):
+    """--time-limit is one budget for the whole solve: under min_latency (a cost stage, latency probes and
+    a second cost stage) every HiGHS run gets only the time left, so the limits it is given shrink and
+    all fit in the one budget."""
+    import designer.solve.run as run
+
+    given = []
+
+    def recording(model, options, *args, **kwargs):
+        given.append((time.perf_counter(), options.time_limit))
+        return real(model, options, *args, **kwargs)
+
+    real = run.run_highs
+    monkeypatch.setattr(run, "run_highs", recording)
+    start = time.perf_counter()
+    inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", tables(512, objective="min_latency")))
+    solve(inputs, SolveOptions(time_limit=30))
+    assert len(given) >= 2
+    for at, limit in given:
+        assert limit == pytest.approx(30 - (at - start), abs=0.5)
+    assert [limit for _, limit in given] == sorted((limit for _, limit in given), reverse=True)
+
+
+def test_clock_runs_out():
+    from designer.solve.run import Clock
+
+    assert Clock(None).left(SolveOptions(time_limit=None)).time_limit is None
+    assert Clock(10.0).left(SolveOptions()).time_limit == pytest.approx(10.0, abs=0.5)
+    assert Clock(0.01).left(SolveOptions()) is None

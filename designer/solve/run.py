@@ -7,6 +7,7 @@ planner's reason and the elastic diagnosis."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field, replace
 
 from designer.errors import Infeasible, NoSolution
 from designer.solve.diagnose import with_diagnosis
@@ -22,11 +23,28 @@ from models.network import (
 )
 
 
+@dataclass
+class Clock:
+    """The wall-clock budget of one solve: ``--time-limit`` covers every HiGHS run of it together (the
+    min_latency probes and both cost stages), not each run on its own."""
+
+    limit: float | None
+    start: float = field(default_factory=time.perf_counter)
+
+    def left(self, options: SolveOptions) -> SolveOptions | None:
+        """``options`` with the time left as HiGHS's limit; None when no time is left."""
+        if self.limit is None:
+            return options
+        left = self.limit - (time.perf_counter() - self.start)
+        return replace(options, time_limit=left) if left > 0.05 else None
+
+
 def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     """The cheapest (or, for min_latency, the fastest then cheapest) design as a Solution dict.
 
     Raises Infeasible with a planner-level reason, NoSolution when limits stop HiGHS first."""
     say = options.progress or (lambda _msg: None)
+    clock = Clock(options.time_limit)
     t0 = time.perf_counter()
     data = prepare_data(inputs)
     timings = {"modes_s": time.perf_counter() - t0}
@@ -54,16 +72,22 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
         say(f"wrote the model to {options.export_model}")
     outcomes = []
     proven = True
-    outcome = cost_solve(model, inputs, data, options, say, outcomes)
+    outcome = cost_solve(model, inputs, data, clock.left(options) or options, say, outcomes)
     if inputs.project.get("objective") == "min_latency":
-        level, proven = least_latency(inputs, levels, options, say, outcomes)
-        if level < levels[-1]:
+        level, proven = least_latency(inputs, levels, options, clock, say, outcomes)
+        if level < levels[-1] and clock.left(options):
             t1 = time.perf_counter()
-            data = prepare_data(inputs, latency_cap=level)
-            model = build_model(data)
+            faster = prepare_data(inputs, latency_cap=level)
+            faster_model = build_model(faster)
             timings["build_s"] += time.perf_counter() - t1
-            say(f"least worst-case latency {level:.3f} us; {len(data.modes)} modes at or below it")
-            outcome = cost_solve(model, inputs, data, options, say, outcomes)
+            say(f"least worst-case latency {level:.3f} us; {len(faster.modes)} modes at or below it")
+            try:
+                outcome = cost_solve(faster_model, inputs, faster, clock.left(options) or options, say, outcomes)
+                data, model = faster, faster_model
+            except NoSolution:  # time ran out before a design at the faster level: keep the one found
+                proven = False
+        elif level < levels[-1]:
+            proven = False
     if not proven and outcome.status == "optimal":
         outcome.status = "feasible"  # a faster latency level was not ruled out: the optimum is not proven
     say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'} ({outcome.seconds:.1f} s)")
@@ -87,13 +111,14 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, say, outco
     return outcome
 
 
-def least_latency(inputs, levels: list[float], options: SolveOptions, say, outcomes: list) -> tuple[float, bool]:
+def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clock, say,
+                  outcomes: list) -> tuple[float, bool]:
     """min_latency: the least latency level L (among the modes' worst-case latencies) at which a design
     exists using only modes at or below L, the top level being known feasible. Feasibility is monotone
     in L, so a binary search needs log2(levels) feasibility solves over small models (HiGHS stops at the
     first design within the budget). Returns (L, proven); proven is False when a probe hit the limits
-    without a verdict (L is then the least level known to be feasible)."""
-    probe_options = SolveOptions(time_limit=options.time_limit, mip_gap=1.0, threads=options.threads)
+    without a verdict or the clock ran out (L is then the least level known to be feasible)."""
+    probe_options = SolveOptions(mip_gap=1.0, threads=options.threads)
     cutoff = budget(inputs)
     proven = True
 
@@ -102,9 +127,13 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, say, outco
         capped = prepare_data(inputs, latency_cap=level)
         if not capped.modes:
             return False
+        timed = clock.left(probe_options)
+        if timed is None:
+            proven = False
+            return None
         model = build_model(capped)
         set_objective(model, "cost")
-        outcome = run_highs(model, probe_options, COST_SCALE, cutoff=cutoff, stop_below_cutoff=True)
+        outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff, stop_below_cutoff=True)
         outcomes.append(outcome)
         say(f"latency level {level:.3f} us: {outcome.status} ({outcome.seconds:.1f} s)")
         if outcome.status == "no_solution":
