@@ -81,6 +81,10 @@ class NoSolution(Exception):
     """The solver stopped (time or node limit) without finding any feasible design."""
 
 
+class SolverFailure(Exception):
+    """HiGHS stopped on a numerical or internal failure, without a design: not a time limit."""
+
+
 class AuditFailure(Exception):
     """An emitted design failed the independent audit; ``violations`` lists each failed check."""
 

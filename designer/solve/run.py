@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from designer.errors import Infeasible, NoSolution
+from designer.errors import Infeasible, NoSolution, SolverFailure
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
@@ -106,7 +106,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, say, outco
     say("solving: cost")
     outcome = run_highs(model, options, COST_SCALE, cutoff=budget(inputs))
     outcomes.append(outcome)
-    if outcome.status in ("infeasible", "no_solution"):
+    if outcome.status in ("infeasible", "no_solution", "failed"):
         handle_failure(inputs, data, outcome, options)
     return outcome
 
@@ -136,7 +136,7 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
         outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff, stop_below_cutoff=True)
         outcomes.append(outcome)
         say(f"latency level {level:.3f} us: {outcome.status} ({outcome.seconds:.1f} s)")
-        if outcome.status == "no_solution":
+        if outcome.status in ("no_solution", "failed"):
             proven = False
             return None
         return outcome.status != "infeasible"
@@ -158,6 +158,10 @@ def budget(inputs) -> float | None:
 
 
 def handle_failure(inputs, data: ModelData, outcome: Outcome, options: SolveOptions | None = None) -> None:
+    if outcome.status == "failed":
+        raise SolverFailure(f"HiGHS stopped without a design on a numerical or solver failure "
+                            f"({outcome.termination}), not a time limit; check the workbook's figures for values "
+                            "far apart in magnitude, or run with --export-model to look at the model")
     if outcome.status == "no_solution":
         raise NoSolution(f"HiGHS found no design within the limits ({outcome.termination}); "
                          "raise --time-limit or simplify the workbook")
