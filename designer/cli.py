@@ -6,14 +6,51 @@ Exit codes: 0 solved, 1 anything else, 2 invalid input, 3 infeasible, 4 no solut
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import signal
 import sys
 import time
 from pathlib import Path
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_NO_SOLUTION = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_WORKBOOK = ROOT / "data" / "examples" / "default.xlsx"
 REPORTS = ROOT / "reports"
+
+
+def _number(text: str, low: float, high: float, low_open: bool, high_open: bool, what: str) -> float:
+    """A finite number within (or at) its bounds, else an argparse usage error (exit 2, before any work)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; {what}") from None
+    inside = math.isfinite(value) and (value > low if low_open else value >= low) and (
+        value < high if high_open else value <= high)
+    if not inside:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range; {what}")
+    return value
+
+
+def seconds(text: str) -> float:
+    return _number(text, 0, math.inf, True, True, "give a time limit in seconds above 0, e.g. 60")
+
+
+def gap(text: str) -> float:
+    return _number(text, 0, 1, False, True, "give a relative gap from 0 up to (not including) 1, e.g. 0.01")
+
+
+def count(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def model_path(text: str) -> str:
+    if Path(text).suffix.lower() not in (".mps", ".lp"):
+        raise argparse.ArgumentTypeError(f"{text!r} must end in .mps or .lp (the format is taken from it)")
+    return text
 
 
 def parser() -> argparse.ArgumentParser:
@@ -25,11 +62,11 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solve", help="solve a planner workbook and write the design")
     s.add_argument("workbook", nargs="?", help="planner workbook (.xlsx); default: the embedded example")
     s.add_argument("-o", "--output", help="output folder (default: reports/<workbook stem>/)")
-    s.add_argument("--time-limit", type=float, help="HiGHS time limit in seconds")
-    s.add_argument("--mip-gap", type=float, default=1e-4, help="relative MIP gap to prove (default 1e-4)")
-    s.add_argument("--threads", type=int, help="HiGHS threads")
+    s.add_argument("--time-limit", type=seconds, help="wall-clock limit of the whole solve in seconds")
+    s.add_argument("--mip-gap", type=gap, default=1e-4, help="relative MIP gap to prove (default 1e-4)")
+    s.add_argument("--threads", type=count, help="HiGHS threads")
     s.add_argument("--quiet", action="store_true", help="print only errors")
-    s.add_argument("--export-model", metavar="PATH", help="also write the exact model (.mps or .lp, symbolic "
+    s.add_argument("--export-model", metavar="PATH", type=model_path, help="also write the exact model (.mps or .lp, symbolic "
                    "names) so it can be re-solved with plain HiGHS")
     s.add_argument("--timings", action="store_true", help="print the time of each phase")
     s.add_argument("--debug", action="store_true", help="show a traceback on errors")
@@ -57,12 +94,12 @@ def parser() -> argparse.ArgumentParser:
                    help="a project key (budget_usd, gpus_required, max_fabric_latency_us, dci_ratio, ...) or a site "
                    "field (sites.NAME.power_mw) and its values; repeat for a grid")
     w.add_argument("-o", "--output", help="output folder (default: reports/<workbook stem>-sweep/)")
-    w.add_argument("--workers", type=int, help="parallel processes (default: CPUs, at most the scenarios)")
+    w.add_argument("--workers", type=count, help="parallel processes (default: CPUs, at most the scenarios)")
     w.add_argument("--dask", metavar="ADDRESS", help="run on an existing dask.distributed scheduler, e.g. "
                    "tcp://scheduler:8786")
-    w.add_argument("--time-limit", type=float, help="HiGHS time limit per scenario in seconds")
-    w.add_argument("--mip-gap", type=float, default=1e-4, help="relative MIP gap to prove (default 1e-4)")
-    w.add_argument("--threads", type=int, default=1, help="HiGHS threads per scenario (default 1)")
+    w.add_argument("--time-limit", type=seconds, help="wall-clock limit per scenario in seconds")
+    w.add_argument("--mip-gap", type=gap, default=1e-4, help="relative MIP gap to prove (default 1e-4)")
+    w.add_argument("--threads", type=count, default=1, help="HiGHS threads per scenario (default 1)")
     w.add_argument("--no-diagnose", action="store_true", help="skip the elastic diagnosis of infeasible scenarios")
     w.add_argument("--quiet", action="store_true", help="no progress bar")
     w.add_argument("--debug", action="store_true", help="show a traceback on errors")
@@ -76,7 +113,7 @@ def parser() -> argparse.ArgumentParser:
                        "plain highspy, a greedy planner and brute force; bench.csv")
     b.add_argument("--quick", action="store_true", help="a few small instances with short limits (under a minute)")
     b.add_argument("-o", "--output", help="output folder (default: reports/bench/)")
-    b.add_argument("--time-limit", type=float, help="HiGHS time limit per solve in seconds (default 120, 20 with "
+    b.add_argument("--time-limit", type=seconds, help="HiGHS time limit per solve in seconds (default 120, 20 with "
                    "--quick)")
     b.add_argument("--debug", action="store_true", help="show a traceback on errors")
     return p
@@ -91,14 +128,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_ERROR
+        print("interrupted: nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of our output went away (designer catalog | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the CLI maps every failure to an exit code
         return report_error(exc, args.debug)
 
 
 def report_error(exc: Exception, debug: bool) -> int:
-    from designer.errors import AuditFailure, Infeasible, InputError, NoSolution
+    from designer.errors import (
+        AuditFailure,
+        Infeasible,
+        InputError,
+        NoSolution,
+        OutputError,
+        SolverFailure,
+    )
 
     if debug:
         import traceback
@@ -120,6 +167,9 @@ def report_error(exc: Exception, debug: bool) -> int:
     if isinstance(exc, NoSolution):
         print(f"no solution: {exc}", file=sys.stderr)
         return EXIT_NO_SOLUTION
+    if isinstance(exc, (SolverFailure, OutputError)):
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     if isinstance(exc, AuditFailure):
         print(f"error: the solver's design fails the independent audit ({len(exc.violations)} violation(s)); "
               "this is a bug in the designer, no files written:", file=sys.stderr)
@@ -148,9 +198,12 @@ def cmd_solve(args) -> int:
     start = time.perf_counter()
     inputs = load_inputs(workbook)
     read_s = time.perf_counter() - start
+    if not args.quiet:
+        print_notices(inputs)
+    out = Path(args.output) if args.output else REPORTS / workbook.stem
+    check_output_folder(out)
     options = SolveOptions(time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads, progress=say,
                            export_model=args.export_model)
-    out = Path(args.output) if args.output else REPORTS / workbook.stem
     try:
         solution = solve(inputs, options)
     except Infeasible as exc:  # design.json with the diagnosis, and the report; exit 3 via report_error
@@ -158,6 +211,7 @@ def cmd_solve(args) -> int:
         print(f"wrote {', '.join(f.name for f in files)} to {out}", file=sys.stderr)
         raise
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # HiGHS's own Ctrl-C handler ends with the solve
     start = time.perf_counter()
     violations = audit(solution)
     if violations:
@@ -181,6 +235,34 @@ def cmd_solve(args) -> int:
             print(line)
         print(f"wrote {', '.join(f.name for f in files)} to {out}")
     return EXIT_OK
+
+
+NOTICE_KINDS = {"read": "read as", "ignored": "ignored", "catalog": "catalog", "warning": "warning"}
+
+
+def print_notices(inputs) -> None:
+    """What the loader read in another form, ignored, took from the catalog, or finds implausible: one line
+    each on stderr, grouped, warnings last."""
+    for kind, label in NOTICE_KINDS.items():
+        for notice in (n for n in inputs.notices if n.kind == kind):
+            print(f"{label}: {notice}", file=sys.stderr)
+
+
+def check_output_folder(out: Path) -> None:
+    """Refuse, before any work, an output folder that cannot be written (OutputError, exit 1)."""
+    from designer.errors import OutputError
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"cannot write the output folder {out}: a file of that name is in the way")
+    parent = out.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot write the output folder {out}: {parent} is not a folder")
+    if not os.access(parent if not out.exists() else out.parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write the output folder {out}: no permission to write in "
+                          f"{parent if not out.exists() else out.parent}")
 
 
 def cmd_report(args) -> int:
@@ -231,6 +313,7 @@ def cmd_validate(args) -> int:
     from designer.inputs.workbook import load_inputs
 
     inputs = load_inputs(args.workbook)
+    print_notices(inputs)
     print(f"{args.workbook}: valid ({len(inputs.sites)} sites, {len(inputs.routes)} routes, "
           f"{inputs.project['gpus_required']:,} GPUs of {inputs.project['node_type']})")
     return EXIT_OK

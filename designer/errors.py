@@ -81,6 +81,10 @@ class NoSolution(Exception):
     """The solver stopped (time or node limit) without finding any feasible design."""
 
 
+class OutputError(Exception):
+    """The output folder cannot be written; the message says which and why."""
+
+
 class SolverFailure(Exception):
     """HiGHS stopped on a numerical or internal failure, without a design: not a time limit."""
 

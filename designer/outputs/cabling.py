@@ -24,6 +24,7 @@ from designer.audit.fabric import (
     members,
 )
 from designer.audit.flows import RANK
+from designer.outputs.export import csv_text
 
 COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",
            "length_class", "links"]
@@ -52,10 +53,10 @@ def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
         writer.writerow(COLUMNS)
         for graph in graphs:
             for row in fabric_rows(graph, solution, group):
-                writer.writerow(row)
+                writer.writerow([csv_text(v) for v in row])
                 links += row[-1]
         for row in coherent_rows(solution):
-            writer.writerow(row)
+            writer.writerow([csv_text(v) for v in row])
             links += 1
     return links
 

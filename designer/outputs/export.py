@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,22 +15,80 @@ import pandas as pd
 from designer.audit import resilience
 
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
-               "total_power_w"]
+               "total_power_w", "sku", "lead_time_weeks"]  # the last two where the catalog row gives them
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula (OWASP)
 
 
 @contextmanager
-def atomic_dir(target: Path):
-    """Yield a staging folder; on success its files replace those in target, on failure nothing changes."""
+def atomic_dir(target: Path, keep: bool = False):
+    """Yield a staging folder beside ``target`` and swap it in whole: the folder ends exactly as it was or
+    exactly as this run wrote it, whatever fails. ``keep`` starts the stage as a copy of the folder (to
+    replace some of its files); otherwise the folder belongs to the run: files of an earlier run that this
+    one does not write are gone with the old folder. The old folder is renamed aside, the stage renamed
+    into place (Ctrl-C held off between the two renames), and the old one deleted; a failed rename puts
+    the old folder back. OSError becomes OutputError naming the folder."""
+    from designer.errors import OutputError
+
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.stage-", dir=target.parent))
+    except OSError as exc:
+        raise OutputError(f"cannot write the output folder {target}: {exc.strerror or exc}") from None
+    try:
+        if keep and target.is_dir():
+            shutil.copytree(target, stage, dirs_exist_ok=True)
         yield stage
-        target.mkdir(parents=True, exist_ok=True)
-        for item in stage.iterdir():
-            os.replace(item, target / item.name)
+        _swap(stage, target)
+    except OSError as exc:
+        raise OutputError(f"cannot write the output folder {target}: {exc.strerror or exc}"
+                          + (f" ({exc.filename})" if exc.filename else "")) from None
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _swap(stage: Path, target: Path) -> None:
+    old = None
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+            os.rename(target, old / "folder")
+        try:
+            os.rename(stage, target)
+        except OSError:
+            if old is not None:
+                os.rename(old / "folder", target)
+            raise
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def csv_text(value):
+    """A CSV cell a spreadsheet will not run: text starting like a formula gets a leading quote."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def write_frame_csv(frame: pd.DataFrame, path: Path) -> None:
+    frame.map(csv_text).to_csv(path, index=False)
+
+
+def write_frames_xlsx(frames: dict[str, pd.DataFrame], path: Path, min_width: int = 10) -> None:
+    """One sheet per frame, columns sized to their text; no cell is stored as a formula, whatever its text."""
+    with pd.ExcelWriter(path, engine="openpyxl") as writer:
+        for name, frame in frames.items():
+            frame.to_excel(writer, sheet_name=name, index=False)
+            ws = writer.sheets[name]
+            for col in ws.columns:
+                for c in col:
+                    if c.data_type == "f":  # openpyxl reads text starting with '=' as a formula
+                        c.data_type = "s"
+                width = max(len(str(c.value)) if c.value is not None else 0 for c in col[:200])
+                ws.column_dimensions[col[0].column_letter].width = min(60, max(min_width, width + 2))
 
 
 def write_json(solution: dict, path: Path) -> None:
@@ -37,11 +96,13 @@ def write_json(solution: dict, path: Path) -> None:
 
 
 def bom_frame(solution: dict) -> pd.DataFrame:
-    return pd.DataFrame(solution["bom"], columns=BOM_COLUMNS)
+    """The BOM lines; the vendor-quote columns only when some catalog row gave them."""
+    frame = pd.DataFrame(solution["bom"], columns=BOM_COLUMNS)
+    return frame.drop(columns=[c for c in ("sku", "lead_time_weeks") if frame[c].isna().all()])
 
 
 def write_bom_csv(solution: dict, path: Path) -> None:
-    bom_frame(solution).to_csv(path, index=False)
+    write_frame_csv(bom_frame(solution), path)
 
 
 def sheets(solution: dict) -> dict[str, pd.DataFrame]:
@@ -85,13 +146,7 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
 
 
 def write_xlsx(solution: dict, path: Path) -> None:
-    with pd.ExcelWriter(path, engine="openpyxl") as writer:
-        for name, frame in sheets(solution).items():
-            frame.to_excel(writer, sheet_name=name, index=False)
-            ws = writer.sheets[name]
-            for col in ws.columns:
-                width = max(len(str(c.value)) if c.value is not None else 0 for c in col[:200])
-                ws.column_dimensions[col[0].column_letter].width = min(60, max(10, width + 2))
+    write_frames_xlsx(sheets(solution), path)
 
 
 def write_outputs(solution: dict, out_dir: Path, extra=None) -> list[Path]:

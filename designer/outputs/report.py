@@ -122,18 +122,14 @@ def regenerate(folder) -> list[Path]:
     except json.JSONDecodeError as exc:
         raise InputError([Problem("", "", "", None, f"{path} is not valid JSON ({exc})",
                                   "solve again to rewrite it")]) from None
-    with atomic_dir(folder) as stage:
+    with atomic_dir(folder, keep=True) as stage:
         write_reports(stage, solution)
     return [folder / HTML_NAME, folder / MD_NAME]
 
 
-STALE = ("bom.csv", "design.xlsx", "cabling.csv", "fabric.graphml")  # files only a solved design has
-
-
 def write_infeasible(out_dir, solution: dict, extra=None) -> list:
-    """design.json and the reports of an infeasible workbook, written atomically; the solved-design files
-    a previous run left there (STALE) are removed so the folder does not mix two runs. Other files in the
-    folder are left alone."""
+    """design.json and the reports of an infeasible workbook, swapped in whole (atomic_dir): the folder holds
+    this run's files only, none of an earlier design's."""
     from designer.outputs.export import atomic_dir, write_json
 
     out_dir = Path(out_dir)
@@ -143,6 +139,4 @@ def write_infeasible(out_dir, solution: dict, extra=None) -> list:
         if extra is not None:
             extra(stage, solution)
         names = sorted(p.name for p in stage.iterdir())
-    for name in STALE:
-        (out_dir / name).unlink(missing_ok=True)
     return [out_dir / n for n in names]

@@ -330,6 +330,7 @@ def write_sweep(rows: list[dict], varied: list[str], out: Path) -> list[Path]:
     """sweep.csv, sweep.xlsx (scenarios, grid) and pareto.png into ``out``."""
     import pandas as pd
 
+    from designer.outputs.export import write_frame_csv, write_frames_xlsx
     from designer.outputs.plots import pareto_figure, save
 
     front_latency = non_dominated(rows, "worst_latency_us")
@@ -339,14 +340,8 @@ def write_sweep(rows: list[dict], varied: list[str], out: Path) -> list[Path]:
         r["pareto_gpus"] = r["scenario"] in front_gpus
     columns = ["scenario"] + varied + [c for c in ROW_COLUMNS if c != "scenario"]
     frame = pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
-    frame.to_csv(out / "sweep.csv", index=False)
-    with pd.ExcelWriter(out / "sweep.xlsx", engine="openpyxl") as writer:
-        frame.to_excel(writer, sheet_name="scenarios", index=False)
-        pd.DataFrame({"varied": varied}).to_excel(writer, sheet_name="grid", index=False)
-        ws = writer.sheets["scenarios"]
-        for col in ws.columns:
-            width = max(len(str(c.value)) if c.value is not None else 0 for c in col[:200])
-            ws.column_dimensions[col[0].column_letter].width = min(60, max(9, width + 2))
+    write_frame_csv(frame, out / "sweep.csv")
+    write_frames_xlsx({"scenarios": frame, "grid": pd.DataFrame({"varied": varied})}, out / "sweep.xlsx", min_width=9)
     save(pareto_figure(rows, front_latency, front_gpus), out / "pareto.png")
     return [out / "sweep.csv", out / "sweep.xlsx", out / "pareto.png"]
 
