@@ -15,6 +15,7 @@ import hashlib
 import posixpath
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from xml.etree.ElementTree import ParseError
@@ -78,11 +79,26 @@ def read_workbook(path: Path) -> tuple[dict[str, Grid], str]:
     except _Refused as exc:
         raise InputError([Problem("", "", "", None, f"{path.name}: {exc.message}", exc.fix)]) from None
     except (zipfile.BadZipFile, ParseError, DefusedXmlException, KeyError, ValueError, EOFError,
-            NotImplementedError, RuntimeError) as exc:
+            NotImplementedError, RuntimeError, zlib.error) as exc:
         fix = "save it in the newer .xlsx format" if path.suffix.lower() == ".xls" else _FIX_XLSX
         raise InputError([Problem("", "", "", None, f"{path.name} is not a readable .xlsx workbook "
-                                  f"({type(exc).__name__}: {exc})", fix)]) from None
+                                  f"({_why(exc)})", fix)]) from None
     return grids, hashlib.sha256(data).hexdigest()
+
+
+def _why(exc: Exception) -> str:
+    """Why a file is no readable workbook, in words (no Python exception names)."""
+    if isinstance(exc, zipfile.BadZipFile):
+        return "not a zip package, which an .xlsx file is"
+    if isinstance(exc, KeyError):
+        return f"a part it needs is missing: {str(exc).strip(chr(34) + chr(39))}"
+    if isinstance(exc, DefusedXmlException):
+        return "its XML declares entities or a DTD, which a workbook never needs"
+    if isinstance(exc, ParseError):
+        return f"its XML is malformed: {exc}"
+    if isinstance(exc, (EOFError, zlib.error)):
+        return "the file is truncated or its compressed data is damaged"
+    return str(exc) or "its content cannot be read"
 
 
 def _read_file(path: Path) -> bytes:
