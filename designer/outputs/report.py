@@ -24,7 +24,9 @@ PRICE_NOTICE = ("Prices and most power figures come from an editable equipment c
 
 
 def _env() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
+    # HTML is escaped; Markdown is text (escaping it would print &#39; for every quote)
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
+                      autoescape=select_autoescape(enabled_extensions=("html.j2",), default=False),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(money=money, pct=st.percent, num=st.number,
                        mw=lambda x: "n/a" if x is None else f"{x:,.2f} MW" if abs(x) >= 1 or x == 0 else f"{x:.3g} MW",
