@@ -201,8 +201,8 @@ def _several(book):
 
 
 INVALID = {
-    "type": (_set("sites", "power_mw", "abc"), ["sites!B2 power_mw: must be a positive number, got 'abc'"]),
-    "range": (_set("sites", "pue", 0.9), ["sites!C2 pue: must be a number >= 1, got 0.9"]),
+    "type": (_set("sites", "power_mw", "abc"), ["sites!B2 power_mw: must be a positive number <= 100,000, got 'abc'"]),
+    "range": (_set("sites", "pue", 0.9), ["sites!C2 pue: must be a number >= 1 and <= 5, got 0.9"]),
     "blank": (_set("sites", "pue", None), ["sites!C2 pue: is blank but required"]),
     "enum": (_set("project", "objective", "fastest"), ["project!B4 objective: must be one of: min_cost, min_latency"]),
     "reference": (_set("project", "node_type", "nX"), ["project!B3 node_type: is not a name in node_types, got 'nX'"]),
@@ -212,7 +212,7 @@ INVALID = {
     "unknown key": (_set("project", "max_site", 2), ["key: unknown key, got 'max_site'"]),
     "duplicate": (_sites, ["sites!A3 name: duplicate name (first on row 2), got 's1'"]),
     "route site": (_routes, ["routes!B2 site_b: is not a name in sites, got 'zz'"]),
-    "workload": (_workload, ["workload!B4 max_comm_fraction: must be a number > 0 and < 1, got 1.5"]),
+    "workload": (_workload, ["workload!B4 max_comm_fraction: must be a positive number < 1, got 1.5"]),
     "port modes": (_set("switches", "port_modes", "sixty-four"), ["switches!C2 port_modes: cannot read port mode"]),
     "several": (_several, ["error: 2 problem(s) in the input:", "sites!B2 power_mw", "project!B3 node_type"]),
 }
@@ -252,7 +252,7 @@ def test_invalid_workbook_subprocess(tmp_path):
     for args in (("validate", str(path)), ("solve", str(path), "-o", str(out))):
         result = run(*args)
         assert result.returncode == 2
-        assert "sites!B2 power_mw: must be a positive number, got 'abc'" in result.stderr
+        assert "sites!B2 power_mw: must be a positive number <= 100,000, got 'abc'" in result.stderr
         assert "Traceback" not in result.stderr and result.stdout == ""
     assert not out.exists()
 
@@ -323,9 +323,9 @@ def test_infeasible_rerun_leaves_no_files_of_the_earlier_design(tmp_path, capsys
 
 
 def test_no_solution_within_the_limits_exits_4(tmp_path, capsys):
-    """A zero time limit stops HiGHS before it holds any design."""
+    """A millisecond's time limit stops HiGHS before it holds any design."""
     path = write_workbook(tmp_path / "pair.xlsx", two_sites())
-    assert cli.main(["solve", str(path), "-o", str(tmp_path / "out"), "--time-limit", "0"]) == cli.EXIT_NO_SOLUTION
+    assert cli.main(["solve", str(path), "-o", str(tmp_path / "out"), "--time-limit", "0.001"]) == cli.EXIT_NO_SOLUTION
     err = capsys.readouterr().err
     assert "no solution: HiGHS found no design within the limits" in err and "Traceback" not in err
 

@@ -93,7 +93,7 @@ def test_sweep_command_with_site_fields(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("vary, expected", [
-    (["budget_usd=abc"], "--vary budget_usd: must be a positive number, got 'abc'"),
+    (["budget_usd=abc"], "--vary budget_usd: must be a positive number <= 10,000,000,000,000, got 'abc'"),
     (["gpus_required=10.5"], "--vary gpus_required: must be a positive whole number"),
     (["max_oversubscription=0.5"], "--vary max_oversubscription: must be a number >= 1"),
     (["objective=fastest"], "--vary objective: must be one of: min_cost, min_latency"),

@@ -134,22 +134,22 @@ def test_type_and_range_errors_name_the_cell(tmp_path):
     found = problems_of(write_workbook(tmp_path / "bad.xlsx", tables(
         sites=sites, workload=workload, project=project, node_types=nodes,
         protocols=protocols)))
-    assert has(found, "sites!B2 power_mw: must be a positive number, got 'abc'",
-               "(fix: enter a positive number in MW, e.g. 50)")
-    assert has(found, "sites!C2 pue: must be a number >= 1, got 0.9")
+    assert has(found, "sites!B2 power_mw: must be a positive number <= 100,000, got 'abc'",
+               "(fix: enter a positive number <= 100,000 in MW, e.g. 50)")
+    assert has(found, "sites!C2 pue: must be a number >= 1 and <= 5, got 0.9")
     assert has(found, "sites!H2 lat:", ">= -90 and <= 90", "got 91")
-    assert has(found, "sites!D3 max_nodes: must be a positive whole number, got 2.5")
-    assert has(found, "sites!G3 energy_usd_per_mwh: must be a number >= 0, got -1")
+    assert has(found, "sites!D3 max_nodes: must be a positive whole number <= 10,000,000, got 2.5")
+    assert has(found, "sites!G3 energy_usd_per_mwh: must be a number >= 0 and <= 100,000, got -1")
     assert has(found, "sites!J3 status: must be one of: candidate, required, excluded")
-    assert has(found, "workload!B3 step_compute_ms: must be a positive number, got 0")
-    assert has(found, "workload!B5 max_comm_fraction: must be a number > 0 and < 1")
+    assert has(found, "workload!B3 step_compute_ms: must be a positive number <= 10,000,000, got 0")
+    assert has(found, "workload!B5 max_comm_fraction: must be a positive number < 1")
     assert has(found, "workload!B4 grad_accum_steps:", "got 'two'")
     assert has(found, "project!B4 objective: must be one of: min_cost, min_latency",
                "got 'cheapest'")
     assert has(found, "project!B5 max_oversubscription: must be a number >= 1")
     assert has(found, "project!B6 dci_ratio: must be a number >= 0")
     assert has(found, "node_types!E2 planes: must divide nics_per_node (8), got 3")
-    assert has(found, "protocols!D2 efficiency: must be a number > 0 and <= 1")
+    assert has(found, "protocols!D2 efficiency: must be a positive number <= 1")
     assert has(found, "protocols!E2 lossless: must be true or false", "got 'maybe'")
     assert has(found, "protocols!B3 switch_family: must be one of: infiniband, ethernet",
                "(fix: did you mean 'ethernet'?)")
@@ -178,8 +178,8 @@ def test_blank_rows_skipped_and_excel_row_numbers_kept(tmp_path):
     book["sites"].insert_rows(3, 2)  # two blank rows between alpha and beta
     book["sites"]["B5"] = "lots"
     book.save(path)
-    assert problems_of(path) == ["sites!B5 power_mw: must be a positive number, got 'lots' "
-                                 "(fix: enter a positive number in MW, e.g. 50)"]
+    assert problems_of(path) == ["sites!B5 power_mw: must be a positive number <= 100,000, got 'lots' "
+                                 "(fix: enter a positive number <= 100,000 in MW, e.g. 50)"]
     book["sites"]["B5"] = 30
     book.save(path)
     assert list(load_inputs(path).sites.index) == ["alpha", "beta"]

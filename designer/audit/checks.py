@@ -168,7 +168,7 @@ def check_paths(entry, graph, cat, design) -> list[str]:
     node = cat.node_types[entry.get("node_type") or cat.project["node_type"]]
     extra_ns = 2 * float(cat.protocols[entry["protocol"]]["nic_latency_ns"])
     if entry["topology"] == "rail_only":
-        extra_ns += float(node.get("nvlink_latency_ns") or 300.0)
+        extra_ns += 300.0 if node.get("nvlink_latency_ns") is None else float(node["nvlink_latency_ns"])
     out, hops, us = [], 0, 0.0
     conservative = True
     for net, _ in distinct_networks(graph):
@@ -557,7 +557,7 @@ def check_intersite(design, cat) -> list[str]:
     used = nx.Graph([(u, v, d) for u, v, d in graph.edges(data=True) if d.get("used")])
     opened = [s for s in design["sites"] if s["open"]]
     node = cat.node_types[p["node_type"]]
-    factor = float(p.get("buffer_bdp_factor") or 1.0)
+    factor = 1.0 if p.get("buffer_bdp_factor") is None else float(p["buffer_bdp_factor"])
     coherent_bom = Counter()
     for line in design["bom"]:
         if line["category"] == "coherent":

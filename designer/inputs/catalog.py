@@ -9,6 +9,8 @@ from pathlib import Path
 
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "data" / "catalog"
 
+MAX_PORTS = 2_048  # ports at one speed: a 102.4 Tb/s switch chip serves 1,024 x 100G; twice that for margin
+MAX_PORT_GBPS = 3_200  # the fastest line rate a port carries (1.6T shipping, 3.2T announced)
 _MODE = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 
 
@@ -27,8 +29,9 @@ def port_modes(text: str) -> dict[int, int]:
             raise ValueError(f"cannot read port mode {part.strip()!r}: write ports x Gb/s, "
                              "e.g. 64x800")
         ports, gbps = int(match[1]), int(match[2])
-        if ports <= 0 or gbps <= 0:
-            raise ValueError(f"port mode {part.strip()!r} needs positive ports and Gb/s")
+        if not (0 < ports <= MAX_PORTS and 0 < gbps <= MAX_PORT_GBPS):
+            raise ValueError(f"port mode {part.strip()!r} needs 1 to {MAX_PORTS:,} ports of 1 to "
+                             f"{MAX_PORT_GBPS:,} Gb/s")
         if gbps in modes:
             raise ValueError(f"speed {gbps} Gb/s is listed twice")
         modes[gbps] = ports

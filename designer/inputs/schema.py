@@ -9,7 +9,9 @@ sheet ``ref``). ``ref`` on a ``str`` column means its value must name a row of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from designer.inputs.catalog import MAX_PORT_GBPS, MAX_PORTS
 
 OBJECTIVES = ("min_cost", "min_latency")
 STATUSES = ("candidate", "required", "excluded")
@@ -17,6 +19,7 @@ FAMILIES = ("infiniband", "ethernet")
 OPTIC_KINDS = ("dac", "aoc", "transceiver")
 TOPOLOGIES = ("leaf_spine", "fat_tree_3", "rail_optimized", "rail_only", "leaf_mesh")
 ROLES = ("leaf", "spine", "core", "dci")
+CATALOG_MODES = ("replace", "extend")
 C_BAND_GHZ = 4800.0
 
 TYPES = ("str", "int", "float", "bool", "enum", "names")
@@ -39,6 +42,7 @@ class Field:
     le: float | None = None
     ref: str = ""
     example: object = None
+    notation: str = ""  # "share": '25%' reads as 0.25; "ratio": '2:1' reads as 2 (designer.inputs.cells)
 
     def expectation(self) -> str:
         """What a valid value is, in words: 'a positive number', 'one of: a, b'."""
@@ -52,12 +56,11 @@ class Field:
         if self.type == "str":
             return f"a {self.ref} name" if self.ref else "text"
         base = "whole number" if self.type == "int" else "number"
-        if self.gt == 0 and self.lt is None and self.le is None:
-            return f"a positive {base}"
-        bounds = [f"{op} {limit:g}" for op, limit in
-                  ((">", self.gt), (">=", self.ge), ("<", self.lt), ("<=", self.le))
-                  if limit is not None]
-        return f"a {base}" + (" " + " and ".join(bounds) if bounds else "")
+        upper = [f"{op} {_number(limit)}" for op, limit in (("<", self.lt), ("<=", self.le)) if limit is not None]
+        if self.gt == 0 and self.ge is None:
+            return f"a positive {base}" + (" " + " and ".join(upper) if upper else "")
+        bounds = [f"{op} {_number(limit)}" for op, limit in ((">", self.gt), (">=", self.ge)) if limit is not None]
+        return f"a {base}" + (" " + " and ".join(bounds + upper) if bounds + upper else "")
 
     def in_range(self, value: float) -> bool:
         """Whether a number meets this field's bounds."""
@@ -90,6 +93,11 @@ class Sheet:
         return next((f for f in self.fields if f.name == name), None)
 
 
+def _number(x: float) -> str:
+    """A bound as a planner reads it: 10,000,000 rather than 1e+07."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
 def _f(name, type_, description, unit="", **kw) -> Field:
     return Field(name, type_, description, unit, **kw)
 
@@ -102,8 +110,11 @@ def _cost(name, description, unit="USD", **kw) -> Field:
     return Field(name, "float", description, unit, ge=0, **kw)
 
 
-_SOURCE = _f("source", "str", "where the figures come from (datasheet, list price, reference)",
-             required=True, example="vendor datasheet 2024")
+_SOURCE = _f("source", "str", "where the figures come from (datasheet, list price, reference); blank: "
+             "the planner workbook, sheet and row", example="vendor datasheet 2024")
+_QUOTE = (_f("sku", "str", "vendor part number (carried into the bill of materials)", example="920-9B210-00FN-0D0"),
+          _f("lead_time_weeks", "float", "quoted lead time (carried into the bill of materials)", "weeks", ge=0,
+             le=520, example=12))
 
 PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, choices.", (
     _f("name", "str", "design name (blank: the workbook's file name)"),
@@ -119,9 +130,10 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
     _positive("max_site_rtt_ms", "largest round-trip time allowed between two opened sites "
               "(blank: no limit)", "ms", example=2),
     _f("max_oversubscription", "float", "largest down:up bandwidth ratio at any tier "
-       "(1 = non-blocking)", "", default=1.0, ge=1, example=2),
+       "(1 = non-blocking)", "", default=1.0, ge=1, example=2, notation="ratio"),
     _f("dci_ratio", "float", "each opened site's inter-site capacity / its scale-out NIC "
-       "bandwidth, when more than one site is open", "", default=0.125, ge=0, example=0.125),
+       "bandwidth, when more than one site is open", "", default=0.125, ge=0, example=0.125,
+       notation="share"),
     _f("protocols_allowed", "names", "comma list of protocols names (blank: all)",
        ref="protocols", example="infiniband,rocev2"),
     _f("topologies_allowed", "names", "comma list of topologies (blank: all)",
@@ -138,6 +150,9 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
               example=50),
     _positive("cable_m_spine_core", "typical cable length spine to core", "m", default=150.0,
               example=150),
+    _f("catalog", "enum", "replace: a catalog sheet in the workbook replaces the default table; extend: "
+       "its rows are added to the default table, a row of the same name overriding the default one",
+       default="replace", allowed=CATALOG_MODES),
 ), required=True)
 
 SITES = Sheet("sites", "table", "Candidate data-center sites, one row each.", (
@@ -178,7 +193,7 @@ WORKLOAD = Sheet("workload", "keys", "Optional training workload: adds a limit o
     _positive("grad_accum_steps", "micro-batches accumulated per synchronisation", "",
               "int", default=1, example=4),
     _f("max_comm_fraction", "float", "share of a step that communication may take", "",
-       required=True, gt=0, lt=1, example=0.2),
+       required=True, gt=0, lt=1, example=0.2, notation="share"),
 ))
 
 NODE_TYPES = Sheet("node_types", "table", "GPU nodes (catalog).", (
@@ -193,13 +208,14 @@ NODE_TYPES = Sheet("node_types", "table", "GPU nodes (catalog).", (
     _cost("node_price_usd", "price of one node", required=True, example=300_000),
     _f("nvlink_latency_ns", "float", "NVLink/NVSwitch hop latency (rail-only designs)", "ns",
        default=300.0, ge=0, example=300),
-    _SOURCE,
+    *_QUOTE, _SOURCE,
 ), catalog=True, key="name", nonempty=True)
 
 SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
     _f("model", "str", "switch model", required=True, example="qm9700"),
     _f("family", "enum", "infiniband or ethernet", required=True, allowed=FAMILIES),
-    _f("port_modes", "str", "ports x Gb/s per speed, equal total bandwidth", "ports x Gb/s",
+    _f("port_modes", "str", f"ports x Gb/s per speed, equal total bandwidth ({MAX_PORTS:,} ports and "
+       f"{MAX_PORT_GBPS:,} Gb/s at most)", "ports x Gb/s",
        required=True, example="64x800,128x400"),
     _f("buffer_mb", "float", "packet buffer", "MB", required=True, ge=0, example=64),
     _positive("latency_ns", "port-to-port latency", "ns", required=True, example=600),
@@ -207,7 +223,7 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
     _cost("price_usd", "price of one switch", required=True, example=30_000),
     _f("roles", "names", "tiers the switch may fill", required=True, allowed=ROLES,
        example="leaf,spine"),
-    _SOURCE,
+    *_QUOTE, _SOURCE,
 ), catalog=True, key="model", nonempty=True)
 
 OPTICS = Sheet("optics", "table", "Cables and transceivers for links inside a site (catalog).", (
@@ -220,7 +236,7 @@ OPTICS = Sheet("optics", "table", "Cables and transceivers for links inside a si
     _cost("price_usd", "price of one item", required=True, example=1000),
     _positive("links_per_module", "links one item carries (2 for a twin-port module)", "",
               "int", default=1, example=1),
-    _SOURCE,
+    *_QUOTE, _SOURCE,
 ), catalog=True, key="name", nonempty=True)
 
 COHERENT = Sheet("coherent", "table", "Coherent DCI pluggables between sites (catalog).", (
@@ -228,10 +244,10 @@ COHERENT = Sheet("coherent", "table", "Coherent DCI pluggables between sites (ca
     _positive("gbps", "wavelength rate", "Gb/s", "int", required=True, example=400),
     _positive("reach_km", "longest route", "km", required=True, example=120),
     _f("channel_ghz", "float", "optical channel width (C band: 4800 GHz)", "GHz",
-       required=True, gt=0, le=C_BAND_GHZ, example=75),
+       required=True, ge=6.25, le=C_BAND_GHZ, example=75),  # ITU-T G.694.1 flexible grid: 6.25 GHz slots
     _cost("power_w", "power of one module", "W", required=True, example=20),
     _cost("price_usd", "price of one module", required=True, example=5000),
-    _SOURCE,
+    *_QUOTE, _SOURCE,
 ), catalog=True, key="name")
 
 AMPLIFIERS = Sheet("amplifiers", "table", "In-line optical amplifiers (catalog).", (
@@ -239,7 +255,7 @@ AMPLIFIERS = Sheet("amplifiers", "table", "In-line optical amplifiers (catalog).
     _cost("power_w", "power of one amplifier", "W", required=True, example=100),
     _cost("price_usd", "price of one amplifier (per fiber pair)", required=True,
           example=20_000),
-    _SOURCE,
+    *_QUOTE, _SOURCE,
 ), catalog=True, key="name")
 
 PROTOCOLS = Sheet("protocols", "table", "Transport protocols (catalog).", (
@@ -249,14 +265,88 @@ PROTOCOLS = Sheet("protocols", "table", "Transport protocols (catalog).", (
     _f("nic_latency_ns", "float", "NIC/stack latency per end", "ns", required=True, ge=0,
        example=500),
     _f("efficiency", "float", "goodput share of the line rate", "", required=True, gt=0,
-       le=1, example=0.95),
+       le=1, example=0.95, notation="share"),
     _f("lossless", "bool", "lossless transport (credit flow control or PFC)", required=True),
     _f("jitter_rank", "int", "latency jitter rank (0 = least)", "", required=True, ge=0,
        example=0),
     _SOURCE,
 ), catalog=True, key="name", nonempty=True)
 
-SHEETS: dict[str, Sheet] = {s.name: s for s in (
+# The range a real plan lives in, per numeric column: beyond it a value is a typo or a unit slip, and the model
+# could not hold it soundly (it states costs in millions of USD, rows in Tb/s, GB and kW). Each upper bound
+# leaves an order of magnitude or more over the largest plan in sight (gigawatt campuses, millions of GPUs,
+# 20,000 km routes, $1T budgets); tests/test_values.py solves workbooks at these extremes.
+UPPER: dict[tuple[str, str], float] = {
+    ("project", "gpus_required"): 10_000_000,  # ten times the largest cluster announced (~1M GPUs)
+    ("project", "budget_usd"): 1e13,  # $10 trillion: ten times a $1T programme
+    ("project", "max_fabric_latency_us"): 1_000,  # 1 ms one way inside a site; fabrics are at 1-10 us
+    ("project", "max_site_rtt_ms"): 1_000,  # fiber half way round the planet and back is ~200 ms
+    ("project", "max_oversubscription"): 64,  # fabrics run 1:1 to 8:1; 64:1 is no longer a training fabric
+    ("project", "dci_ratio"): 100,  # DCI 100 times the NIC bandwidth; 12.5 (a percentage) is still a warning
+    ("project", "buffer_bdp_factor"): 100,  # buffers are sized at 1-2 BDP
+    ("project", "min_sites"): 1_000, ("project", "max_sites"): 1_000,  # a continent of sites
+    ("project", "horizon_years"): 50,  # longer than any facility's life
+    ("project", "cable_m_node_leaf"): 10_000, ("project", "cable_m_leaf_spine"): 10_000,
+    ("project", "cable_m_spine_core"): 10_000,  # 10 km: the largest campus
+    ("sites", "power_mw"): 100_000,  # 100 GW: twenty times the largest campus announced (5 GW)
+    ("sites", "pue"): 5,  # the worst facilities run at 2-3
+    ("sites", "max_nodes"): 10_000_000,  # a site holding gpus_required's bound in one-GPU nodes
+    ("sites", "fixed_cost_usd"): 1e12,  # $1T for one site
+    ("sites", "power_cost_usd_per_mw"): 1e10,  # $10,000 per W of capex; builds cost ~$10 per W
+    ("sites", "energy_usd_per_mwh"): 100_000,  # ten times the highest market price cap (ERCOT: $5,000)
+    ("routes", "distance_km"): 40_000,  # the planet's circumference; the longest cables run ~20,000 km
+    ("routes", "fiber_pairs"): 10_000,  # the largest cables hold a few hundred pairs
+    ("routes", "fiber_cost_usd_per_pair_km"): 10_000_000,  # leases run $100s-$10,000s per pair km
+    ("routes", "amplifier_spacing_km"): 1_000,  # spans run 40-120 km; unrepeatered links reach ~500 km
+    ("workload", "model_params_billion"): 100_000,  # 100 trillion parameters, fifty times today's largest
+    ("workload", "bytes_per_gradient"): 16,  # fp64 gradients with an fp64 copy
+    ("workload", "step_compute_ms"): 10_000_000,  # ~3 hours per step
+    ("workload", "grad_accum_steps"): 100_000,
+    ("node_types", "gpus_per_node"): 1_024, ("node_types", "nics_per_node"): 1_024,  # rack-scale nodes: 72-576
+    ("node_types", "nic_gbps"): 3_200,  # the fastest line rate a port carries (1.6T shipping, 3.2T announced)
+    ("node_types", "planes"): 16,  # multi-plane fabrics use 2-8
+    ("node_types", "node_power_kw"): 2_000,  # a rack-scale node draws 120-600 kW
+    ("node_types", "node_price_usd"): 1e8,  # rack-scale systems list at $3-5M
+    ("node_types", "nvlink_latency_ns"): 1_000_000,  # 1 ms; NVLink hops take ~300 ns
+    ("switches", "buffer_mb"): 1_000_000,  # 1 TB; deep-buffer routers hold ~100 GB
+    ("switches", "latency_ns"): 10_000_000,  # 10 ms; deep-buffer routers take ~10 us
+    ("switches", "power_w"): 1_000_000,  # a modular chassis draws ~30 kW
+    ("switches", "price_usd"): 1e8,  # a modular chassis lists at ~$1M
+    ("optics", "gbps"): 3_200,  # as nic_gbps
+    ("optics", "reach_m"): 100_000,  # 100 km: beyond it a link is a DCI route (coherent)
+    ("optics", "power_w"): 10_000, ("optics", "price_usd"): 1e7,  # modules draw ~30 W and cost ~$10,000
+    ("optics", "links_per_module"): 16,  # twin-port modules carry 2, breakouts 8
+    ("coherent", "gbps"): 3_200,  # as nic_gbps
+    ("coherent", "reach_km"): 40_000,  # as distance_km
+    ("coherent", "power_w"): 10_000, ("coherent", "price_usd"): 1e7,  # modules draw ~25 W and cost ~$20,000
+    ("amplifiers", "power_w"): 100_000, ("amplifiers", "price_usd"): 1e8,  # huts draw ~1 kW, cost ~$100,000
+    ("protocols", "nic_latency_ns"): 10_000_000,  # 10 ms; NIC stacks take ~1 us
+    ("protocols", "jitter_rank"): 100,  # a rank among a handful of protocols
+}
+
+# Lower bounds where a tiny positive value breaks the model: figures that others are divided by.
+LOWER: dict[tuple[str, str], float] = {
+    # nodes a site can feed = power / node power: 1e-300 kW overflows; no node draws under 100 W
+    ("node_types", "node_power_kw"): 0.01,
+    # amplifiers per pair = distance / spacing: 1e-300 km overflows; spans run 40-120 km
+    ("routes", "amplifier_spacing_km"): 1,
+}
+
+
+def _bounded(sheet: Sheet) -> Sheet:
+    """``sheet`` with the bounds of UPPER and LOWER in its fields (a LOWER bound replaces ``> 0``)."""
+    return replace(sheet, fields=tuple(_bound(sheet.name, f) for f in sheet.fields))
+
+
+def _bound(sheet: str, field: Field) -> Field:
+    if (sheet, field.name) in LOWER:
+        field = replace(field, gt=None, ge=LOWER[sheet, field.name])
+    if (sheet, field.name) in UPPER:
+        field = replace(field, le=UPPER[sheet, field.name])
+    return field
+
+
+SHEETS: dict[str, Sheet] = {s.name: _bounded(s) for s in (
     PROJECT, SITES, ROUTES, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,
     PROTOCOLS)}
 CATALOG_SHEETS = tuple(name for name, s in SHEETS.items() if s.catalog)
@@ -275,7 +365,8 @@ def contract_markdown() -> str:
     for sheet in SHEETS.values():
         status = "required" if sheet.required else "optional"
         shape = "key/value sheet (columns `key`, `value`)" if sheet.kind == "keys" else "table"
-        note = "; replaces the default catalog table when present" if sheet.catalog else ""
+        note = ("; replaces the default catalog table when present (extends it when the project's "
+                "`catalog` is `extend`)") if sheet.catalog else ""
         out += [f"### `{sheet.name}`", "", f"{sheet.description} {status.capitalize()} "
                 f"{shape}{note}.", "",
                 f"| {'key' if sheet.kind == 'keys' else 'column'} | type | unit | default | "

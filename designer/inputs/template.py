@@ -62,14 +62,20 @@ def _decorate_keys(sheet, spec: Sheet) -> None:
         _validate(sheet, field, f"B{row}")
 
 
+_NOTATIONS = {"share": "also read: a percentage (12.5% is 0.125)", "ratio": "also read: a ratio (2:1 is 2)"}
+
+
 def _note(field: Field) -> Comment:
+    """The header's comment: what the column holds, its range and unit, the notations read, its default."""
     lines = [field.description, f"type: {field.expectation()}"]
     if field.unit:
         lines.append(f"unit: {field.unit}")
+    if field.notation:
+        lines.append(_NOTATIONS[field.notation])
     lines.append("required" if field.required else
                  f"default: {'blank' if field.default is None else field.default}")
     comment = Comment("\n".join(lines), "designer")
-    comment.width, comment.height = 320, 110
+    comment.width, comment.height = 320, 50 + 20 * len(lines)
     return comment
 
 

@@ -27,13 +27,32 @@ class SolveOptions:
 class Outcome:
     """What HiGHS returned for one solve."""
 
-    status: str  # optimal | feasible | infeasible | no_solution
+    status: str  # optimal | feasible | infeasible | no_solution (limits) | failed (numerics, solver error)
     objective: float | None
     bound: float | None
     gap: float | None
     seconds: float
     termination: str
     highs_seconds: float = 0.0  # HiGHS's own run time, without Pyomo's translation
+    stop: str = ""  # no_solution and failed: why HiGHS stopped without a design, in words
+
+
+# Why HiGHS stopped without a design when it proved nothing: a limit the planner can raise (no_solution),
+# or a failure more time does not mend (failed). A numerical failure is never passed off as a time limit.
+LIMITS = {
+    TerminationCondition.maxTimeLimit: "the time limit ran out before HiGHS found a design",
+    TerminationCondition.iterationLimit: "HiGHS reached its iteration or node limit before finding a design",
+}
+FAILURES = {
+    TerminationCondition.error: "HiGHS reported a solver error (numerical trouble or an internal failure)",
+    TerminationCondition.unknown: "HiGHS stopped without a verdict, the sign of numerical trouble",
+    TerminationCondition.minStepLength: "HiGHS stalled on numerical trouble (minimum step length)",
+    TerminationCondition.locallyInfeasible: "HiGHS found no design but could not prove there is none "
+                                            "(numerical trouble)",
+    TerminationCondition.unbounded: "HiGHS found the cost unbounded below, which no valid model is",
+    TerminationCondition.emptyModel: "HiGHS was given an empty model",
+    TerminationCondition.licensingProblems: "HiGHS reported a licensing problem",
+}
 
 
 def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | None = None,
@@ -80,9 +99,9 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
         config["threads"] = options.threads
         # HiGHS keeps one thread scheduler per process and refuses a run asking for another thread count.
         highspy.Highs.resetGlobalScheduler(True)
-    start = time.perf_counter()
+    began = time.perf_counter()
     res = solver.solve(model, **config)
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - began
     tc = res.termination_condition
     has_solution = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
     if has_solution:
@@ -93,16 +112,21 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
     gap = None
     if obj is not None and bound is not None:
         gap = abs(obj - bound) / max(abs(obj), 1e-9)
-    if tc == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
-        status = "optimal"
-    elif tc == TerminationCondition.objectiveLimit and has_solution:
-        status = "feasible"  # a feasibility probe stopped at its first design within the cutoff
-    elif tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded):
-        status = "infeasible"
-    elif has_solution:
-        status = "feasible"
-    else:
-        status = "no_solution"
+    status, stop = outcome_status(tc, has_solution)
     highs_seconds = float(solver._solver_model.getRunTime()) if getattr(solver, "_solver_model", None) else seconds
-    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds)
+    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop)
+
+
+def outcome_status(tc: TerminationCondition, has_solution: bool) -> tuple[str, str]:
+    """(status, stop) of a HiGHS termination; ``stop`` says why no design came (no_solution, failed)."""
+    if tc == TerminationCondition.interrupted:
+        raise KeyboardInterrupt  # Ctrl-C reached HiGHS: the run stops, whatever it held
+    if has_solution:  # optimal only when proven; an objective target reached is a first design within the cutoff
+        return ("optimal" if tc == TerminationCondition.convergenceCriteriaSatisfied else "feasible"), ""
+    if tc in (TerminationCondition.provenInfeasible, TerminationCondition.infeasibleOrUnbounded,
+              TerminationCondition.objectiveLimit):  # the last: proven that no design is within the cutoff
+        return "infeasible", ""
+    if tc in LIMITS:
+        return "no_solution", LIMITS[tc]
+    return "failed", FAILURES.get(tc, f"HiGHS stopped: {tc.name}")
 

@@ -158,12 +158,12 @@ def budget(inputs) -> float | None:
 
 
 def handle_failure(inputs, data: ModelData, outcome: Outcome, options: SolveOptions | None = None) -> None:
+    """Raise what an outcome without a design means: a solver failure, a limit reached, or no design."""
     if outcome.status == "failed":
-        raise SolverFailure(f"HiGHS stopped without a design on a numerical or solver failure "
-                            f"({outcome.termination}), not a time limit; check the workbook's figures for values "
-                            "far apart in magnitude, or run with --export-model to look at the model")
+        raise SolverFailure(f"{outcome.stop} ({outcome.termination}); this is not a time limit: check the "
+                            "workbook for figures far apart in magnitude, or run with --export-model")
     if outcome.status == "no_solution":
-        raise NoSolution(f"HiGHS found no design within the limits ({outcome.termination}); "
+        raise NoSolution(f"HiGHS found no design within the limits: {outcome.stop} ({outcome.termination}); "
                          "raise --time-limit or simplify the workbook")
     raise with_diagnosis(Infeasible(infeasible_reason(inputs, data), {"termination": outcome.termination}),
                          inputs, data, options)

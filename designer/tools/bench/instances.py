@@ -58,7 +58,8 @@ def synth_switches(count: int, seed: int = 7) -> list[dict]:
     and latency rather than dominating their base. Port modes, buffers and roles stay the base's."""
     from designer.inputs.workbook import load_catalog
 
-    base = load_catalog()["switches"].reset_index().to_dict("records")
+    frame = load_catalog()["switches"].reset_index()
+    base = [{k: v for k, v in r.items() if not (isinstance(v, float) and v != v)} for r in frame.to_dict("records")]
     rng = random.Random(seed)
     out = [dict(r) for r in base][:count]
     k = 0
