@@ -1,16 +1,27 @@
-"""Rules across rows and sheets: row counts, unique names, references, routes, port modes, planes, site bounds."""
+"""Rules across rows and sheets: row counts, unique names, references, routes, port modes, planes, site bounds;
+and the plausibility warnings: values no plan has, coordinates that contradict the routes."""
 
 from __future__ import annotations
 
-from designer.errors import Problem
+import math
+
+from designer.errors import Notice, Problem
 from designer.inputs.catalog import port_modes
 from designer.inputs.cells import suggest
 from designer.inputs.schema import Field
-from designer.inputs.sheets import Parsed
+from designer.inputs.sheets import Parsed, norm
+
+PLAUSIBLE_SITE_MW = 5_000  # the largest campuses announced plan about 5 GW
+PLAUSIBLE_DCI_RATIO = 1  # more inter-site capacity than the NICs' own bandwidth
+PLAUSIBLE_PUE = 3  # operating data centers run at 1.1 to 2
+EARTH_RADIUS_KM = 6371.0
+COORDINATE_SLACK_KM = 10  # a site's lat/lon names a campus, not the fiber's end
 
 
-def check(parsed: dict[str, Parsed], problems: list[Problem]) -> None:
-    """Rules that span rows or sheets: row counts, unique names, references, site bounds."""
+def check(parsed: dict[str, Parsed], problems: list[Problem], notices: list[Notice]) -> None:
+    """Rules that span rows or sheets: row counts, unique names, references, site bounds.
+
+    A reference read in another case or spacing is rewritten to the name it matches, with a notice."""
     for p in parsed.values():
         if p.spec.nonempty and not p.records:
             problems.append(Problem(p.label, "", "", None, "has no rows",
@@ -20,7 +31,7 @@ def check(parsed: dict[str, Parsed], problems: list[Problem]) -> None:
     for p in parsed.values():
         for field in p.spec.fields:
             if field.ref and field.ref in parsed:
-                _check_refs(p, field, _names_of(parsed[field.ref]), problems)
+                _check_refs(p, field, _names_of(parsed[field.ref]), problems, notices)
     if "routes" in parsed:
         _check_routes(parsed["routes"], problems)
     if "switches" in parsed:
@@ -31,34 +42,45 @@ def check(parsed: dict[str, Parsed], problems: list[Problem]) -> None:
         _check_site_counts(parsed["project"], parsed["sites"], problems)
 
 
-def _names_of(p: Parsed) -> list[str]:
-    return [r[p.spec.key] for r in p.records if r[p.spec.key] is not None]
+def _names_of(p: Parsed) -> dict[str, str]:
+    """The row names of a sheet by their normalised form."""
+    return {norm(r[p.spec.key]): r[p.spec.key] for r in p.records if r[p.spec.key] is not None}
 
 
 def _check_unique(p: Parsed, problems: list[Problem]) -> None:
-    first: dict[str, int] = {}
+    first: dict[str, tuple[int, str]] = {}
     for record, cells, row in zip(p.records, p.cells, p.rows):
         name = record[p.spec.key]
         if name is None:
             continue
-        if name in first:
-            problems.append(Problem(p.label, cells[p.spec.key], p.spec.key, name,
-                                    f"duplicate name (first on row {first[name]})",
-                                    "give every row its own name"))
-        else:
-            first[name] = row
+        if norm(name) not in first:
+            first[norm(name)] = row, name
+            continue
+        row1, name1 = first[norm(name)]
+        alike = "" if name1 == name else f" as {name1!r}: names are compared without regard to case and spaces"
+        problems.append(Problem(p.label, cells[p.spec.key], p.spec.key, name,
+                                f"duplicate name (first on row {row1}{alike})", "give every row its own name"))
 
 
-def _check_refs(p: Parsed, field: Field, names: list[str], problems: list[Problem]) -> None:
-    listing = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+def _check_refs(p: Parsed, field: Field, names: dict[str, str], problems: list[Problem],
+                notices: list[Notice]) -> None:
+    listing = ", ".join(list(names.values())[:12]) + (", ..." if len(names) > 12 else "")
     for record, cells in zip(p.records, p.cells):
         value = record[field.name]
+        read = []
         for name in (value if isinstance(value, list) else [value] if value else []):
-            if name not in names:
-                hint = suggest(name, names)
+            match = names.get(norm(name))
+            if match is None:
+                hint = suggest(name, names.values())
                 problems.append(Problem(p.label, cells[field.name], field.name, name,
                                         f"is not a name in {field.ref}",
                                         hint or f"use one of: {listing or '(none listed)'}"))
+            elif match != name:
+                notices.append(Notice(p.label, cells[field.name], field.name,
+                                      f"{name!r} read as {match!r}, the name in {field.ref}"))
+            read.append(match or name)
+        if read:
+            record[field.name] = read if isinstance(value, list) else read[0]
 
 
 def _check_routes(p: Parsed, problems: list[Problem]) -> None:
@@ -129,3 +151,56 @@ def _check_site_counts(project: Parsed, sites: Parsed, problems: list[Problem]) 
         problems.append(Problem(project.label, cells["min_sites"], "min_sites", lo,
                                 f"is more than the {usable} sites not excluded",
                                 "lower min_sites or add candidate sites"))
+
+
+# --- plausibility: values no plan has, as warnings -----------------------------------------------
+
+def warn(parsed: dict[str, Parsed], notices: list[Notice]) -> None:
+    """Warnings (not errors) for values no real plan has: a unit or percentage slip, swapped coordinates."""
+    if "sites" in parsed:
+        _warn_sites(parsed["sites"], notices)
+    if "project" in parsed:
+        _warn_project(parsed["project"], notices)
+    if "sites" in parsed and "routes" in parsed:
+        _warn_routes(parsed["routes"], parsed["sites"], notices)
+
+
+def _warn_sites(p: Parsed, notices: list[Notice]) -> None:
+    for record, cells in zip(p.records, p.cells):
+        mw, pue = record["power_mw"], record["pue"]
+        if mw is not None and mw > PLAUSIBLE_SITE_MW:
+            notices.append(Notice(p.label, cells["power_mw"], "power_mw", f"{mw:,g} MW is more than any campus "
+                                  f"has (the largest plan about {PLAUSIBLE_SITE_MW:,} MW): kW typed as MW?", "warning"))
+        if pue is not None and pue > PLAUSIBLE_PUE:
+            notices.append(Notice(p.label, cells["pue"], "pue", f"{pue:g} is above any operating data center "
+                                  "(PUE 1.1 to 2): a typo?", "warning"))
+
+
+def _warn_project(p: Parsed, notices: list[Notice]) -> None:
+    ratio = p.records[0]["dci_ratio"]
+    if ratio is not None and ratio > PLAUSIBLE_DCI_RATIO:
+        notices.append(Notice(p.label, p.cells[0]["dci_ratio"], "dci_ratio", f"{ratio:g} asks more inter-site "
+                              f"capacity than the NIC bandwidth itself: a percentage? ({ratio:g}% is "
+                              f"{ratio / 100:g})", "warning"))
+
+
+def _warn_routes(routes: Parsed, sites: Parsed, notices: list[Notice]) -> None:
+    where = {r["name"]: (r["lat"], r["lon"]) for r in sites.records
+             if r["name"] is not None and r["lat"] is not None and r["lon"] is not None}
+    for record, cells in zip(routes.records, routes.cells):
+        a, b, km = record["site_a"], record["site_b"], record["distance_km"]
+        if a not in where or b not in where or km is None:
+            continue
+        crow = great_circle_km(*where[a], *where[b])
+        if km + COORDINATE_SLACK_KM < crow:
+            notices.append(Notice(routes.label, cells["distance_km"], "distance_km", f"{km:,g} km is shorter than "
+                                  f"the {crow:,.0f} km between {a} and {b} as the crow flies (sites lat/lon): "
+                                  "lat and lon swapped, or the wrong site?", "warning"))
+
+
+def great_circle_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Haversine distance on a sphere of the Earth's mean radius."""
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    h = (math.sin((p2 - p1) / 2) ** 2
+         + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2)
+    return 2 * EARTH_RADIUS_KM * math.asin(math.sqrt(min(1.0, h)))

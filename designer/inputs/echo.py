@@ -1,10 +1,12 @@
 """The validated inputs as JSON-ready records: design.json ``inputs``, so a design can be audited on its own.
 
-List-valued catalog cells are written back as the planner typed them (``64x800,128x400``, ``leaf,spine``)."""
+List-valued catalog cells are written back as the planner typed them (``64x800,128x400``, ``leaf,spine``);
+``notices`` lists what the loader read in another form, ignored, replaced or found implausible."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 from designer.inputs.catalog import cell_text
 
@@ -25,6 +27,7 @@ def inputs_echo(inputs) -> dict:
         "node_types": records(inputs.node_types, "name"), "switches": records(inputs.switches, "model"),
         "optics": records(inputs.optics, "name"), "coherent": records(inputs.coherent, "name"),
         "amplifiers": records(inputs.amplifiers, "name"), "protocols": records(inputs.protocols, "name"),
+        "notices": [asdict(n) for n in inputs.notices],
     }
 
 

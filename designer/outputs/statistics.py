@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from designer.errors import Notice
+from designer.inputs.workbook import PLANNER_SOURCE
+
 # BOM categories in the order ARCHITECTURE.md lists them (others, if any, follow).
 CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "amplifiers", "fiber")
 CATEGORY_LABELS = {"nodes": "GPU nodes", "site": "site fixed", "power": "facility power", "switches": "switches",
@@ -282,12 +285,19 @@ def catalog_sources(solution: dict, used_only: bool = True) -> list[dict]:
             name = r.get(key)
             if used_only and name not in used:
                 continue
+            source = r.get("source") or ""
             rows.append({"table": table, "item": name, "price_usd": r.get("price_usd", r.get("node_price_usd")),
-                         "source": r.get("source") or ""})
+                         "source": source, "planner": source.startswith(PLANNER_SOURCE)})
     return rows
 
 
+def input_notices(solution: dict, kind: str) -> list[str]:
+    """The loader's notices of one kind (read, ignored, catalog, warning) as the CLI prints them."""
+    return [str(Notice(**n)) for n in (solution.get("inputs") or {}).get("notices") or [] if n["kind"] == kind]
+
+
 def provenance(solution: dict) -> dict:
+    """Where the design comes from: workbook, versions, solver settings; the input warnings and catalog notices."""
     inputs = solution.get("inputs") or {}
     solver = solution.get("solver") or {}
     return {"workbook": inputs.get("workbook"), "sha256": inputs.get("sha256"),
@@ -295,4 +305,5 @@ def provenance(solution: dict) -> dict:
             "highs_version": solver.get("version"), "solver": solver.get("name"),
             "termination": solver.get("termination"), "time_limit": solver.get("time_limit"),
             "mip_gap_target": solver.get("mip_gap_target"), "threads": solver.get("threads"),
-            "bound_usd": solver.get("bound_usd"), "schema_version": solution.get("schema_version")}
+            "bound_usd": solver.get("bound_usd"), "schema_version": solution.get("schema_version"),
+            "warnings": input_notices(solution, "warning"), "catalog": input_notices(solution, "catalog")}

@@ -11,7 +11,7 @@ from collections import defaultdict
 import pyomo.environ as pyo
 
 import designer
-from designer.inputs.echo import inputs_echo
+from designer.inputs.echo import inputs_echo, plain
 from models.intersite import bdp_mb, channels_per_pair
 from models.network import (
     HOURS_PER_YEAR,
@@ -30,11 +30,28 @@ def ival(x) -> int:
     return int(round(pyo.value(x))) if not isinstance(x, (int, float)) else int(round(x))
 
 
-class Bom:
-    """Bill of materials lines keyed by (site, category, item)."""
+QUOTED = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
+          "coherent": "coherent", "amplifiers": "amplifiers"}  # BOM category -> catalog table
+QUOTE_COLUMNS = ("sku", "lead_time_weeks")
 
-    def __init__(self):
+
+def quotes(inputs) -> dict[tuple[str, str], dict]:
+    """The vendor-quote cells (sku, lead_time_weeks) of each catalog item that has any, by (category, item)."""
+    out = {}
+    for category, table in QUOTED.items():
+        for item, row in getattr(inputs, table).iterrows():
+            given = {c: v for c in QUOTE_COLUMNS if (v := plain(row.get(c))) is not None}
+            if given:
+                out[category, str(item)] = given
+    return out
+
+
+class Bom:
+    """Bill of materials lines keyed by (site, category, item), with the item's vendor-quote cells."""
+
+    def __init__(self, quoted: dict[tuple[str, str], dict]):
         self.lines: dict[tuple[str, str, str], dict] = {}
+        self.quoted = quoted
 
     def add(self, site, category, item, quantity, unit_price, unit_power_w=0.0):
         if quantity <= 0:
@@ -42,7 +59,8 @@ class Bom:
         key = (site, category, item)
         line = self.lines.setdefault(key, {"site": site, "category": category, "item": item, "quantity": 0,
                                            "unit_price_usd": float(unit_price),
-                                           "unit_power_w": float(unit_power_w)})
+                                           "unit_power_w": float(unit_power_w),
+                                           **self.quoted.get((category, item), {})})
         line["quantity"] += quantity
 
     def rows(self) -> list[dict]:
@@ -63,7 +81,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     project = inputs.project
     sw = inputs.switches
     co = inputs.coherent
-    bom = Bom()
+    bom = Bom(quotes(inputs))
     sites_out, links_out = [], []
     site_caps: dict[str, float] = defaultdict(float)
     site_bdp: dict[str, float] = defaultdict(float)

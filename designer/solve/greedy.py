@@ -1,5 +1,5 @@
 """A greedy planner: cheapest sites per MW first, the cheapest feasible fabric mode per site, straightforward
-sizing and inter-site links. The benchmark's baseline (part d), and the first design a solve gives HiGHS."""
+sizing and inter-site links: the benchmark's baseline (part d), in the solve layer where it can read the model data."""
 
 from __future__ import annotations
 
