@@ -241,3 +241,30 @@ def test_design_json_and_report_show_warnings_and_the_planners_figures(quoted):
     summary = html[html.index('<section id="summary">'):html.index("</section>")]
     assert f"<li>{warning}</li>" in summary
     assert "node_types <b>n8</b>" in html[html.index('<section id="provenance">'):]
+
+
+def test_thousands_of_unknown_names_search_did_you_mean_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """3,000 routes naming unknown sites among 1,000: every cell is named, but the 'did you mean' search (a
+    fuzzy match over every site) runs for the first names only; the rest list the site names."""
+    from designer.inputs import checks
+    from designer.inputs.workbook import load_inputs as load
+    from designer.inputs.writer import write_workbook as write
+
+    calls = []
+    real = checks.suggest
+    monkeypatch.setattr(checks, "suggest", lambda *a: calls.append(a) or real(*a))
+    site = {"name": "s", "power_mw": 5, "pue": 1.3, "max_nodes": 100, "fixed_cost_usd": 0,
+            "power_cost_usd_per_mw": 0, "energy_usd_per_mwh": 50}
+    routes = [dict(site_a=f"sitx-{i:04d}", site_b="site-0001", distance_km=10, fiber_pairs=2,
+                   fiber_cost_usd_per_pair_km=1) for i in range(3000)]
+    path = write(tmp_path / "r.xlsx", {"project": {"gpus_required": 8, "node_type": "DGX H100"},
+                                       "sites": [dict(site, name=f"site-{i:04d}") for i in range(1000)],
+                                       "routes": routes})
+    with pytest.raises(InputError) as info:
+        load(path)
+    found = [str(p) for p in info.value.problems]
+    assert len(found) == 3000 and len(calls) == checks.SUGGESTED
+    assert found[0] == ("routes!A2 site_a: is not a name in sites, got 'sitx-0000' (fix: did you mean "
+                        "'site-0000'?)")
+    assert found[-1].startswith("routes!A3001 site_a: is not a name in sites, got 'sitx-2999' (fix: use one of: "
+                                "site-0000, site-0001")

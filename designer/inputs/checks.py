@@ -62,16 +62,26 @@ def _check_unique(p: Parsed, problems: list[Problem]) -> None:
                                 f"duplicate name (first on row {row1}{alike})", "give every row its own name"))
 
 
+SUGGESTED = 50  # a sheet of thousands of unknown names gets its first 50 'did you mean', not minutes of search
+
+
 def _check_refs(p: Parsed, field: Field, names: dict[str, str], problems: list[Problem],
                 notices: list[Notice]) -> None:
     listing = ", ".join(list(names.values())[:12]) + (", ..." if len(names) > 12 else "")
+    hints: dict[str, str] = {}  # 'did you mean' searched once per name, for the first SUGGESTED names only
+
+    def hint_for(name: str) -> str:
+        if name not in hints and len(hints) < SUGGESTED:
+            hints[name] = suggest(name, names.values())
+        return hints.get(name, "")
+
     for record, cells in zip(p.records, p.cells):
         value = record[field.name]
         read = []
         for name in (value if isinstance(value, list) else [value] if value else []):
             match = names.get(norm(name))
             if match is None:
-                hint = suggest(name, names.values())
+                hint = hint_for(name)
                 problems.append(Problem(p.label, cells[field.name], field.name, name,
                                         f"is not a name in {field.ref}",
                                         hint or f"use one of: {listing or '(none listed)'}"))
