@@ -162,3 +162,14 @@ def test_reading_the_largest_admitted_sheet_stays_small(tmp_path):
     peak_mb = int(out.stdout) / 1024
     print(f"peak memory reading 20,000 site rows: {peak_mb:.0f} MB")
     assert peak_mb < 1024
+
+
+def test_a_file_the_process_cannot_read_is_a_file_level_input_error(tmp_path, monkeypatch):
+    """Whoever runs the suite (root reads any mode), an unreadable file is exit 2 with the reason."""
+    path = write_workbook(tmp_path / "plan.xlsx", BOOK)
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(reader, "open", denied, raising=False)
+    assert "plan.xlsx: cannot read the file: Permission denied" in refused(path)
