@@ -12,6 +12,11 @@ def _shown(value: object) -> str:
     return repr(str(value))
 
 
+def _where(sheet: str, cell: str, column: str) -> str:
+    """'sites!C4 pue', 'sites pue' or 'workbook': where a problem or notice is."""
+    return (sheet or "workbook") + (f"!{cell}" if cell else "") + (f" {column}" if column else "")
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, located by sheet, Excel cell and column (or key).
@@ -28,10 +33,7 @@ class Problem:
     fix: str = ""
 
     def __str__(self) -> str:
-        where = (self.sheet or "workbook") + (f"!{self.cell}" if self.cell else "")
-        if self.column:
-            where += f" {self.column}"
-        text = f"{where}: {self.message}"
+        text = f"{_where(self.sheet, self.cell, self.column)}: {self.message}"
         if self.value is not None:
             text += f", got {_shown(self.value)}"
         if self.fix:
@@ -54,10 +56,7 @@ class Notice:
     kind: str = "read"
 
     def __str__(self) -> str:
-        where = (self.sheet or "workbook") + (f"!{self.cell}" if self.cell else "")
-        if self.column:
-            where += f" {self.column}"
-        return f"{where}: {self.message}"
+        return f"{_where(self.sheet, self.cell, self.column)}: {self.message}"
 
 
 class InputError(Exception):
