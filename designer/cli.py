@@ -1,6 +1,7 @@
 """The ``designer`` command. Imports are lazy so ``--help`` answers without Pyomo or pandas.
 
-Exit codes: 0 solved, 1 anything else, 2 invalid input, 3 infeasible, 4 no solution within limits.
+Exit codes: 0 solved, 1 anything else, 2 invalid input (a bad flag included), 3 infeasible, 4 no solution
+within limits, 130 interrupted (Ctrl-C; the output folder as it was).
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -42,9 +42,13 @@ def gap(text: str) -> float:
 
 
 def count(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
-    return int(text)
+    return value
 
 
 def model_path(text: str) -> str:
@@ -126,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
 
         logging.getLogger("pyomo").setLevel(logging.CRITICAL)
     try:
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe is found here, not at exit
+        return code
     except KeyboardInterrupt:
         print("interrupted: nothing written", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -186,9 +192,8 @@ def cmd_solve(args) -> int:
     from designer.errors import AuditFailure, Infeasible
     from designer.inputs.workbook import load_inputs
     from designer.outputs.cabling import write_fabric_files
-    from designer.outputs.export import write_outputs
+    from designer.outputs.export import check_output_folder, write_outputs
     from designer.outputs.report import write_infeasible, write_reports
-    from designer.outputs.summary import summary_lines
     from designer.solve.diagnose import infeasible_solution
     from designer.solve.run import SolveOptions, solve
 
@@ -207,11 +212,12 @@ def cmd_solve(args) -> int:
     try:
         solution = solve(inputs, options)
     except Infeasible as exc:  # design.json with the diagnosis, and the report; exit 3 via report_error
-        files = write_infeasible(out, infeasible_solution(inputs, exc, options))
+        solution = infeasible_solution(inputs, exc, options)
+        say("writing the outputs")
+        files = write_infeasible(out, solution)
         print(f"wrote {', '.join(f.name for f in files)} to {out}", file=sys.stderr)
         raise
 
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # HiGHS's own Ctrl-C handler ends with the solve
     start = time.perf_counter()
     violations = audit(solution)
     if violations:
@@ -224,9 +230,21 @@ def cmd_solve(args) -> int:
         write_fabric_files(stage, solution)
 
     solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {}), "audit_s": audit_s}
+    say("writing the outputs")
     start = time.perf_counter()
     files = write_outputs(solution, out, extra=extra)
     solution["timings"]["write_s"] = time.perf_counter() - start
+    try:
+        print_result(args, solution, files, out)
+    except KeyboardInterrupt:  # the new outputs are in place: the run is done, only its summary is cut short
+        pass
+    return EXIT_OK
+
+
+def print_result(args, solution: dict, files: list[Path], out: Path) -> None:
+    """The time of each phase (--timings, stderr), the summary and the files written (stdout)."""
+    from designer.outputs.summary import summary_lines
+
     if args.timings:
         for phase, seconds in solution["timings"].items():
             print(f"  {phase:<16}{seconds:9.3f}", file=sys.stderr)
@@ -234,7 +252,6 @@ def cmd_solve(args) -> int:
         for line in summary_lines(solution):
             print(line)
         print(f"wrote {', '.join(f.name for f in files)} to {out}")
-    return EXIT_OK
 
 
 NOTICE_KINDS = {"read": "read as", "ignored": "ignored", "catalog": "catalog", "warning": "warning"}
@@ -242,27 +259,11 @@ NOTICE_KINDS = {"read": "read as", "ignored": "ignored", "catalog": "catalog", "
 
 def print_notices(inputs) -> None:
     """What the loader read in another form, ignored, took from the catalog, or finds implausible: one line
-    each on stderr, grouped, warnings last."""
-    for kind, label in NOTICE_KINDS.items():
+    each on stderr, grouped in that order (a kind of notice not listed in NOTICE_KINDS last, by its name)."""
+    kinds = list(NOTICE_KINDS) + sorted({n.kind for n in inputs.notices} - set(NOTICE_KINDS))
+    for kind in kinds:
         for notice in (n for n in inputs.notices if n.kind == kind):
-            print(f"{label}: {notice}", file=sys.stderr)
-
-
-def check_output_folder(out: Path) -> None:
-    """Refuse, before any work, an output folder that cannot be written (OutputError, exit 1)."""
-    from designer.errors import OutputError
-
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"cannot write the output folder {out}: a file of that name is in the way")
-    parent = out.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise OutputError(f"cannot write the output folder {out}: {parent} is not a folder")
-    if not os.access(parent if not out.exists() else out.parent, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot write the output folder {out}: no permission to write in "
-                          f"{parent if not out.exists() else out.parent}")
+            print(f"{NOTICE_KINDS.get(kind, kind)}: {notice}", file=sys.stderr)
 
 
 def cmd_report(args) -> int:
@@ -349,8 +350,10 @@ def cmd_catalog(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    from designer.outputs.export import check_output_folder
     from designer.tools.bench.parts import main as bench_main
 
+    check_output_folder(Path(args.output) if args.output else REPORTS / "bench", replaced=False)
     return bench_main(args)
 
 

@@ -1,33 +1,56 @@
 """Atomic outputs: a run leaves its output folder exactly as it was, or exactly as the new run wrote it, for
-every failure of every step of the writing (fault injection), Ctrl-C included; no staging folder is left."""
+every failure of every step of the writing (fault injection: each writer, the rename aside, the rename into
+place, the delete of the old folder), a real Ctrl-C (SIGINT) at each of those steps included; no staging
+folder is left behind."""
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-
-from designer import cli
-from designer.inputs.writer import write_workbook
 from test_model import tables
 
+from designer import cli
+from designer.inputs.workbook import load_inputs
+from designer.inputs.writer import write_workbook
+from designer.tools.sweep import sweep
+
 ROOT = Path(__file__).resolve().parents[1]
+SOLVED = {"design.json", "bom.csv", "design.xlsx", "report.html", "report.md", "cabling.csv", "fabric.graphml"}
 
 
 def snapshot(folder: Path) -> dict:
-    """Every file under ``folder`` (and every empty folder) with its bytes."""
+    """Every file under ``folder`` (and every folder) with its bytes."""
     if not folder.exists():
         return {}
     return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))}
 
 
 def leftovers(folder: Path) -> list[str]:
+    """Staging, set-aside or probe folders of ``folder`` in its parent."""
     return [p.name for p in folder.parent.iterdir() if p.name.startswith(f".{folder.name}.")]
+
+
+def gpus(folder: Path) -> int:
+    return json.loads((folder / "design.json").read_text())["totals"]["gpus"]
+
+
+def solve(workbook: Path, out: Path) -> int:
+    return cli.main(["solve", str(workbook), "-o", str(out), "--quiet"])
+
+
+def ctrl_c() -> None:
+    """A real Ctrl-C: SIGINT to this process (Python raises it in the main thread, whichever thread gets it)."""
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 @pytest.fixture
@@ -35,32 +58,55 @@ def earlier(tmp_path):
     """An output folder holding an earlier run's design (32 GPUs), and a different workbook (64 GPUs)."""
     out = tmp_path / "out"
     first = write_workbook(tmp_path / "first.xlsx", tables(32))
-    assert cli.main(["solve", str(first), "-o", str(out), "--quiet"]) == cli.EXIT_OK
+    assert solve(first, out) == cli.EXIT_OK
     return out, write_workbook(tmp_path / "second.xlsx", tables(64))
 
 
-def test_a_new_run_replaces_the_folder_whole(earlier, tmp_path):
+def test_a_new_run_replaces_the_folder_whole(earlier):
     """report.md is now a folder and a planner's note lies beside the files: the new run's folder holds
     exactly its own files (the output folder belongs to the tool)."""
     out, second = earlier
     (out / "report.md").unlink()
     (out / "report.md").mkdir()
     (out / "notes.txt").write_text("mine")
-    assert cli.main(["solve", str(second), "-o", str(out), "--quiet"]) == cli.EXIT_OK
-    names = {p.name for p in out.iterdir()}
-    assert names == {"design.json", "bom.csv", "design.xlsx", "report.html", "report.md", "cabling.csv",
-                     "fabric.graphml"}
-    assert (out / "report.md").is_file()
-    assert json.loads((out / "design.json").read_text())["totals"]["gpus"] == 64
+    assert solve(second, out) == cli.EXIT_OK
+    assert {p.name for p in out.iterdir()} == SOLVED
+    assert (out / "report.md").is_file() and gpus(out) == 64
     assert not leftovers(out)
 
 
 def test_an_infeasible_run_leaves_no_stale_design(earlier, tmp_path):
     out, _ = earlier
     infeasible = write_workbook(tmp_path / "none.xlsx", tables(64, budget_usd=1_000))
-    assert cli.main(["solve", str(infeasible), "-o", str(out), "--quiet"]) == cli.EXIT_INFEASIBLE
+    assert solve(infeasible, out) == cli.EXIT_INFEASIBLE
     assert {p.name for p in out.iterdir()} == {"design.json", "report.html", "report.md"}
     assert not leftovers(out)
+
+
+def test_the_folder_keeps_its_permissions(earlier):
+    """The staging folder takes the replaced folder's mode (a private mkdtemp mode would leak into it)."""
+    out, second = earlier
+    out.chmod(0o751)
+    assert solve(second, out) == cli.EXIT_OK
+    assert out.stat().st_mode & 0o777 == 0o751
+
+
+def test_a_new_folder_has_the_usual_permissions(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        assert solve(write_workbook(tmp_path / "plan.xlsx", tables(32)), tmp_path / "new") == cli.EXIT_OK
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_symlinked_folder_is_written_where_it_points(earlier, tmp_path):
+    out, second = earlier
+    link = tmp_path / "latest"
+    link.symlink_to(out, target_is_directory=True)
+    assert solve(second, link) == cli.EXIT_OK
+    assert link.is_symlink() and gpus(out) == 64
+    assert not leftovers(out) and not leftovers(link)
 
 
 WRITERS = ["designer.outputs.export.write_json", "designer.outputs.export.write_bom_csv",
@@ -68,51 +114,130 @@ WRITERS = ["designer.outputs.export.write_json", "designer.outputs.export.write_
            "designer.outputs.cabling.write_fabric_files"]
 
 
-@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()],
-                         ids=["disk full", "ctrl-c"])
 @pytest.mark.parametrize("writer", WRITERS, ids=lambda w: w.rsplit(".", 1)[1])
-def test_a_failing_writer_leaves_the_folder_as_it_was(earlier, monkeypatch, capsys, writer, error):
+def test_a_failing_writer_leaves_the_folder_as_it_was(earlier, monkeypatch, capsys, writer):
     out, second = earlier
     before = snapshot(out)
 
-    def fail(*args, **kwargs):
-        raise error
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(writer, fail)
-    code = cli.main(["solve", str(second), "-o", str(out), "--quiet"])
-    if isinstance(error, KeyboardInterrupt):
-        assert code == cli.EXIT_INTERRUPTED
-    else:
-        assert code == cli.EXIT_ERROR
-        assert f"cannot write the output folder {out}: No space left on device" in capsys.readouterr().err
+    monkeypatch.setattr(writer, full)
+    assert solve(second, out) == cli.EXIT_ERROR
+    assert f"error: cannot write the output folder {out}: No space left on device" in capsys.readouterr().err
     assert snapshot(out) == before
     assert not leftovers(out)
 
 
-@pytest.mark.parametrize("failing_call", [1, 2], ids=["rename aside", "rename into place"])
-def test_a_failing_swap_puts_the_old_folder_back(earlier, monkeypatch, capsys, failing_call):
+@pytest.mark.parametrize("writer", WRITERS, ids=lambda w: w.rsplit(".", 1)[1])
+def test_ctrl_c_while_a_writer_runs_exits_130_with_the_folder_as_it_was(earlier, monkeypatch, capsys, writer):
+    """SIGINT arrives while each file is written, after a real solve in this process (so no handler that the
+    solver may have left behind swallows it)."""
     out, second = earlier
     before = snapshot(out)
-    real, calls = os.rename, []
+    module, name = writer.rsplit(".", 1)
+    real = getattr(sys.modules[module], name)
 
-    def rename(src, dst):
-        calls.append((src, dst))
-        if len(calls) == failing_call:
-            raise OSError(13, "Permission denied")
-        return real(src, dst)
+    def interrupted(*args, **kwargs):
+        ctrl_c()
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr("designer.outputs.export.os.rename", rename)
-    assert cli.main(["solve", str(second), "-o", str(out), "--quiet"]) == cli.EXIT_ERROR
-    assert "cannot write the output folder" in capsys.readouterr().err
+    monkeypatch.setattr(writer, interrupted)
+    assert solve(second, out) == cli.EXIT_INTERRUPTED
+    assert "interrupted" in capsys.readouterr().err
     assert snapshot(out) == before
-    assert not [n for n in leftovers(out) if ".stage-" in n]
+    assert not leftovers(out)
 
 
-def test_a_failing_delete_of_the_old_folder_keeps_the_new_one(earlier, monkeypatch):
+def faults(monkeypatch, out: Path, **by_step) -> None:
+    """Run ``fault(do)`` in place of steps of the swap of ``out`` (``do()`` performs the real step): aside
+    (the old folder renamed aside), place (the stage renamed into place), back (the old folder put back),
+    delete (the old folder deleted)."""
+    rename, rmtree = os.rename, shutil.rmtree
+
+    def which(src, dst=None) -> str | None:
+        src, dst = Path(src), Path(dst) if dst else None
+        if src.name.startswith(f".{out.name}.old-"):
+            return "back" if dst == out else "delete"
+        if dst is not None and dst.name.startswith(f".{out.name}.old-"):
+            return "aside"
+        if src.name.startswith(f".{out.name}.stage-") and dst == out:
+            return "place"
+        return None
+
+    def fake_rename(src, dst):
+        fault = by_step.get(which(src, dst))
+        return fault(lambda: rename(src, dst)) if fault else rename(src, dst)
+
+    def fake_rmtree(path, *args, **kwargs):
+        fault = by_step.get(which(path))
+        return fault(lambda: rmtree(path, *args, **kwargs)) if fault else rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr("designer.outputs.export.os.rename", fake_rename)
+    monkeypatch.setattr("designer.outputs.export.shutil.rmtree", fake_rmtree)
+
+
+def denied(_do):
+    raise OSError(errno.EACCES, "Permission denied")
+
+
+def then_ctrl_c(do):
+    do()
+    ctrl_c()
+
+
+@pytest.mark.parametrize("step", ["aside", "place"])
+def test_a_failing_rename_puts_the_old_folder_back(earlier, monkeypatch, capsys, step):
     out, second = earlier
-    monkeypatch.setattr("designer.outputs.export.shutil.rmtree", lambda *a, **k: None)
-    assert cli.main(["solve", str(second), "-o", str(out), "--quiet"]) == cli.EXIT_OK
-    assert json.loads((out / "design.json").read_text())["totals"]["gpus"] == 64
+    before = snapshot(out)
+    faults(monkeypatch, out, **{step: denied})
+    assert solve(second, out) == cli.EXIT_ERROR
+    assert f"error: cannot write the output folder {out}: Permission denied" in capsys.readouterr().err
+    assert snapshot(out) == before
+    assert not leftovers(out)
+
+
+def test_a_failing_put_back_says_where_the_earlier_outputs_are(earlier, monkeypatch, capsys):
+    out, second = earlier
+    before = snapshot(out)
+    faults(monkeypatch, out, place=denied, back=denied)
+    assert solve(second, out) == cli.EXIT_ERROR
+    err = capsys.readouterr().err
+    aside = Path(err.split("the earlier outputs are in ")[1].split()[0])
+    assert snapshot(aside) == before
+    assert leftovers(out) == [aside.name]
+
+
+def test_a_failing_delete_of_the_old_folder_keeps_the_new_one(earlier, monkeypatch, caplog):
+    """The new folder is in place (exit 0); the old one is left aside, whole, and said."""
+    out, second = earlier
+    before = snapshot(out)
+    faults(monkeypatch, out, delete=lambda _do: None)
+    with caplog.at_level(logging.WARNING):
+        assert solve(second, out) == cli.EXIT_OK
+    assert gpus(out) == 64 and {p.name for p in out.iterdir()} == SOLVED
+    [aside] = leftovers(out)
+    assert snapshot(out.parent / aside) == before
+    assert f"could not delete the earlier outputs set aside in {out.parent / aside}" in caplog.text
+
+
+def test_ctrl_c_while_the_old_folder_is_renamed_aside_puts_it_back(earlier, monkeypatch):
+    out, second = earlier
+    before = snapshot(out)
+    faults(monkeypatch, out, aside=then_ctrl_c)
+    assert solve(second, out) == cli.EXIT_INTERRUPTED
+    assert snapshot(out) == before
+    assert not leftovers(out)
+
+
+@pytest.mark.parametrize("step", ["place", "delete"])
+def test_ctrl_c_once_the_new_folder_is_in_place_comes_too_late(earlier, monkeypatch, step):
+    """The run is complete once the stage is renamed into place: exit 0, the new folder, nothing aside."""
+    out, second = earlier
+    faults(monkeypatch, out, **{step: then_ctrl_c})
+    assert solve(second, out) == cli.EXIT_OK
+    assert gpus(out) == 64 and {p.name for p in out.iterdir()} == SOLVED
+    assert not leftovers(out)
 
 
 def test_report_regeneration_keeps_the_design_files(earlier):
@@ -122,23 +247,77 @@ def test_report_regeneration_keeps_the_design_files(earlier):
     after = snapshot(out)
     assert set(after) == set(before)
     assert all(after[k] == before[k] for k in before if not k.startswith("report."))
+    assert not leftovers(out)
+
+
+def test_a_failed_sweep_leaves_the_earlier_sweep(tmp_path, monkeypatch, capsys):
+    """The sweep's folder is swapped in whole too: a failure writing sweep.csv keeps the earlier sweep."""
+    workbook = write_workbook(tmp_path / "plan.xlsx", tables(32))
+    out = tmp_path / "sweep"
+    sweep(load_inputs(workbook), ["budget_usd=none,600000"], out, workers=1, show_progress=False)
+    before = snapshot(out)
+    assert {"sweep.csv", "sweep.xlsx", "pareto.png", "s01/design.json", "s02/design.json"} <= set(before)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("designer.tools.sweep.write_sweep", full)
+    argv = ["sweep", str(workbook), "--vary", "gpus_required=32,64", "-o", str(out), "--workers", "1", "--quiet"]
+    assert cli.main(argv) == cli.EXIT_ERROR
+    assert f"cannot write the output folder {out}: No space left on device" in capsys.readouterr().err
+    assert snapshot(out) == before
+    assert not leftovers(out)
+
+
+def interrupt_when(out: Path, line_part: str, workbook: Path | None = None) -> tuple[int, str]:
+    """Run `designer solve` in a subprocess; send SIGINT when stderr shows ``line_part``; (exit, stderr)."""
+    args = [sys.executable, "-m", "designer.cli", "solve", *([str(workbook)] if workbook else []), "-o", str(out)]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line_part in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    seen.append(proc.stderr.read())
+    return proc.wait(timeout=120), "".join(seen)
 
 
 def test_ctrl_c_during_the_solve_exits_130_and_writes_nothing(tmp_path):
-    """SIGINT to a real `designer solve` once HiGHS is running."""
+    """SIGINT to a real `designer solve` once HiGHS is running (the default example)."""
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "designer.cli", "solve", "-o", str(out)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    for line in proc.stderr:
-        if "solving" in line:
-            proc.send_signal(signal.SIGINT)
-            break
-    assert proc.wait(timeout=120) == cli.EXIT_INTERRUPTED
+    code, err = interrupt_when(out, ".. solving")
+    assert code == cli.EXIT_INTERRUPTED, err
     assert not out.exists() and not leftovers(out)
 
 
-def test_the_solver_ctrl_c_handler_ends_with_the_solve(tmp_path):
-    """After the solve, Ctrl-C raises KeyboardInterrupt again (HiGHS's handler would swallow it)."""
-    path = write_workbook(tmp_path / "plan.xlsx", tables(32))
-    assert cli.main(["solve", str(path), "-o", str(tmp_path / "out"), "--quiet"]) == cli.EXIT_OK
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+def test_ctrl_c_while_the_outputs_are_written_exits_130_with_the_folder_as_it_was(earlier):
+    """SIGINT to a real `designer solve` of the default example (seconds of writing: the report's figures,
+    cabling, GraphML) once it says it is writing: the earlier design stays, whole."""
+    out, _ = earlier
+    before = snapshot(out)
+    code, err = interrupt_when(out, ".. writing the outputs")
+    assert code == cli.EXIT_INTERRUPTED, err
+    assert snapshot(out) == before
+    assert not leftovers(out)
+
+
+def test_ctrl_c_stops_a_parallel_sweep_promptly_with_the_folder_as_it_was(earlier):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) once the first of 12 scenarios is done:
+    the running scenarios stop and the queued ones do not start (the rest of the grid takes far longer)."""
+    out, _ = earlier
+    before = snapshot(out)
+    budgets = ",".join(str(4_100_000_000 + k * 100_000_000) for k in range(12))
+    args = [sys.executable, "-m", "designer.cli", "sweep", str(ROOT / "data" / "examples" / "default.xlsx"),
+            "--vary", f"budget_usd={budgets}", "-o", str(out), "--workers", "2"]
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    for line in proc.stderr:
+        if " 1/12 scenarios" in line:
+            os.killpg(proc.pid, signal.SIGINT)
+            break
+    began = time.monotonic()
+    assert proc.wait(timeout=300) == cli.EXIT_INTERRUPTED, proc.stderr.read()
+    assert time.monotonic() - began < 10
+    assert snapshot(out) == before
+    assert not leftovers(out)

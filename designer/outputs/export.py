@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
+import secrets
 import shutil
 import signal
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,53 +23,146 @@ BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extend
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula (OWASP)
+RUN_MARKS = ("design.json", "sweep.csv")  # a folder holding one of these is an earlier run's, replaced whole
+log = logging.getLogger(__name__)
+
+
+def check_output_folder(target, replaced: bool = True) -> None:
+    """Refuse, before any work, an output folder that cannot be written, saying why in words (OutputError).
+    A ``replaced`` folder is swapped in whole (atomic_dir), so an existing one must be empty or an earlier
+    run's, and the stage is made beside it; otherwise files are written in it."""
+    from designer.errors import OutputError
+
+    target = Path(target)
+    where = target.parent
+    try:
+        if target.exists():
+            _check_replaceable(target, replaced)
+            where = Path(os.path.realpath(target)).parent if replaced else target
+        else:
+            where = next(p for p in target.parents if p.exists())  # the folder to create it in
+            if not where.is_dir():
+                raise OutputError(f"cannot write the output folder {target}: {where} is not a folder")
+        os.rmdir(tempfile.mkdtemp(prefix=f".{target.name}.probe-", dir=where))
+    except OSError as exc:
+        raise OutputError(f"cannot write the output folder {target}: {_reason(exc, where)}") from None
+
+
+def _check_replaceable(target: Path, replaced: bool = True) -> None:
+    """An existing output folder can take the outputs: a folder we may write in and, when it is replaced
+    whole, empty or an earlier run's (so that `-o .` never deletes a project)."""
+    from designer.errors import OutputError
+
+    def refuse(reason: str):
+        return OutputError(f"cannot write the output folder {target}: {reason}")
+
+    if not target.is_dir():
+        raise refuse("a file of that name is in the way")
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise refuse(f"no permission to write in {target}")
+    if replaced and any(target.iterdir()) and not any((target / name).is_file() for name in RUN_MARKS):
+        raise refuse(f"it holds files but no earlier run's {' or '.join(RUN_MARKS)}, and a run replaces its "
+                     "folder whole; give a new or empty folder")
+
+
+def _reason(exc: OSError, where) -> str:
+    """An OSError in words, naming the folder it concerns (never a temporary file's name)."""
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"no permission to write in {where}"
+    return f"{exc.strerror or exc} ({where})"
 
 
 @contextmanager
 def atomic_dir(target: Path, keep: bool = False):
     """Yield a staging folder beside ``target`` and swap it in whole: the folder ends exactly as it was or
-    exactly as this run wrote it, whatever fails. ``keep`` starts the stage as a copy of the folder (to
-    replace some of its files); otherwise the folder belongs to the run: files of an earlier run that this
-    one does not write are gone with the old folder. The old folder is renamed aside, the stage renamed
-    into place (Ctrl-C held off between the two renames), and the old one deleted; a failed rename puts
-    the old folder back. OSError becomes OutputError naming the folder."""
+    exactly as this run wrote it, whatever fails (Ctrl-C included). ``keep`` starts the stage as a copy of
+    the folder (to replace some of its files); otherwise the folder belongs to the run: files of an earlier
+    run that this one does not write are gone with the old folder. A symlinked folder is written where it
+    points. OSError becomes OutputError naming the folder."""
     from designer.errors import OutputError
 
     target = Path(target)
+    real = Path(os.path.realpath(target))
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.stage-", dir=target.parent))
+        if real.exists():
+            _check_replaceable(real)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        stage = _sibling(real, "stage")
+        os.mkdir(stage)
     except OSError as exc:
-        raise OutputError(f"cannot write the output folder {target}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write the output folder {target}: {_reason(exc, real.parent)}") from None
     try:
-        if keep and target.is_dir():
-            shutil.copytree(target, stage, dirs_exist_ok=True)
+        if real.is_dir():
+            shutil.copymode(real, stage)
+            if keep:
+                shutil.copytree(real, stage, dirs_exist_ok=True)
         yield stage
-        _swap(stage, target)
-    except OSError as exc:
-        raise OutputError(f"cannot write the output folder {target}: {exc.strerror or exc}"
-                          + (f" ({exc.filename})" if exc.filename else "")) from None
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        _swap(stage, real)
+    except BaseException as exc:
+        _discard(stage)
+        if isinstance(exc, OSError):
+            name = Path(exc.filename).name if exc.filename and Path(exc.filename).parent == stage else None
+            raise OutputError(f"cannot write the output folder {target}: {exc.strerror or exc}"
+                              + (f" ({name})" if name else "")) from None
+        raise
+
+
+def _sibling(target: Path, kind: str) -> Path:
+    """A fresh hidden name beside ``target``: ``.NAME.stage-XXXXXXXX`` or ``.NAME.old-XXXXXXXX``."""
+    return target.with_name(f".{target.name}.{kind}-{secrets.token_hex(4)}")
 
 
 def _swap(stage: Path, target: Path) -> None:
-    old = None
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
+    """Rename the old folder aside, the stage into place, and delete the old one, with Ctrl-C held off.
+    A Ctrl-C that came before the stage is in place stops the run (the old folder is put back); after,
+    the run is complete and it has nothing left to stop. A failed rename puts the old folder back."""
+    from designer.errors import OutputError
+
+    with _ctrl_c_held() as pressed:
+        old = None
         if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            os.rename(target, old / "folder")
+            old = _sibling(target, "old")
+            os.rename(target, old)
         try:
+            if pressed:
+                raise KeyboardInterrupt
             os.rename(stage, target)
-        except OSError:
+        except BaseException:
             if old is not None:
-                os.rename(old / "folder", target)
+                try:
+                    os.rename(old, target)
+                except OSError as exc:
+                    raise OutputError(f"cannot write the output folder {target}: {_reason(exc, target)}; the "
+                                      f"earlier outputs are in {old}") from None
             raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+            if old.exists():
+                log.warning("warning: could not delete the earlier outputs set aside in %s; delete it by hand", old)
+
+
+def _discard(stage: Path) -> None:
+    """Remove a staging folder whole, even if Ctrl-C is pressed again meanwhile (then raised after)."""
+    with _ctrl_c_held() as pressed:
+        shutil.rmtree(stage, ignore_errors=True)
+    if pressed:
+        raise KeyboardInterrupt
+
+
+@contextmanager
+def _ctrl_c_held():
+    """Record Ctrl-C instead of raising it, in the main thread (where Python runs signal handlers, whichever
+    thread the signal reaches); yields the list of SIGINTs received. A SIGINT already ignored stays so."""
+    pressed: list[int] = []
+    in_main = threading.current_thread() is threading.main_thread()
+    if not in_main or signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, None):
+        yield pressed
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: pressed.append(signum))
+    try:
+        yield pressed
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        signal.signal(signal.SIGINT, previous)
 
 
 def csv_text(value):
@@ -74,7 +171,9 @@ def csv_text(value):
 
 
 def write_frame_csv(frame: pd.DataFrame, path: Path) -> None:
-    frame.map(csv_text).to_csv(path, index=False)
+    """A frame as CSV, formula-like text quoted (csv_text); CRLF rows (RFC 4180), so that the csv module
+    quotes a carriage return inside a cell instead of letting it split the row."""
+    frame.map(csv_text).rename(columns=csv_text).to_csv(path, index=False, lineterminator="\r\n")
 
 
 def write_frames_xlsx(frames: dict[str, pd.DataFrame], path: Path, min_width: int = 10) -> None:
@@ -85,8 +184,9 @@ def write_frames_xlsx(frames: dict[str, pd.DataFrame], path: Path, min_width: in
             ws = writer.sheets[name]
             for col in ws.columns:
                 for c in col:
-                    if c.data_type == "f":  # openpyxl reads text starting with '=' as a formula
-                        c.data_type = "s"
+                    if isinstance(c.value, str) and c.value.startswith(FORMULA_STARTS):
+                        c.data_type = "s"  # openpyxl takes text starting with '=' for a formula
+                        c.quotePrefix = True  # and Excel keeps it text when the cell is edited
                 width = max(len(str(c.value)) if c.value is not None else 0 for c in col[:200])
                 ws.column_dimensions[col[0].column_letter].width = min(60, max(min_width, width + 2))
 

@@ -110,7 +110,8 @@ def write_reports(folder, solution: dict) -> list[Path]:
 
 
 def regenerate(folder) -> list[Path]:
-    """Rebuild both reports from folder/design.json, replacing the old ones atomically."""
+    """Rebuild both reports from folder/design.json; the folder is swapped in whole with its other files
+    kept (atomic_dir keep=True), so a failure leaves the old reports."""
     from designer.errors import InputError, Problem
     from designer.outputs.export import atomic_dir
 
@@ -121,7 +122,10 @@ def regenerate(folder) -> list[Path]:
                                   "give the output folder of a `designer solve` run")])
     try:
         solution = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except OSError as exc:
+        raise InputError([Problem("", "", "", None, f"cannot read {path}: {exc.strerror or exc}",
+                                  "check the path and its permissions")]) from None
+    except ValueError as exc:  # not JSON, or not UTF-8
         raise InputError([Problem("", "", "", None, f"{path} is not valid JSON ({exc})",
                                   "solve again to rewrite it")]) from None
     with atomic_dir(folder, keep=True) as stage:
@@ -129,7 +133,7 @@ def regenerate(folder) -> list[Path]:
     return [folder / HTML_NAME, folder / MD_NAME]
 
 
-def write_infeasible(out_dir, solution: dict, extra=None) -> list:
+def write_infeasible(out_dir, solution: dict) -> list[Path]:
     """design.json and the reports of an infeasible workbook, swapped in whole (atomic_dir): the folder holds
     this run's files only, none of an earlier design's."""
     from designer.outputs.export import atomic_dir, write_json
@@ -138,7 +142,5 @@ def write_infeasible(out_dir, solution: dict, extra=None) -> list:
     with atomic_dir(out_dir) as stage:
         write_json(solution, stage / "design.json")
         write_reports(stage, solution)
-        if extra is not None:
-            extra(stage, solution)
         names = sorted(p.name for p in stage.iterdir())
     return [out_dir / n for n in names]

@@ -7,7 +7,9 @@ schema's own rules (designer.inputs.schema, designer.inputs.workbook), so a bad 
 before anything runs. Each scenario runs in its own process (ProcessPoolExecutor) or, with
 ``--dask ADDRESS``, on a dask.distributed cluster; a worker returns its row and its output files as
 bytes, so workers need no shared file system. The sweep writes sweep.csv, sweep.xlsx, pareto.png
-and one sub-folder per scenario (design.json, bom.csv, design.xlsx, report.html, report.md).
+and one sub-folder per scenario (design.json, bom.csv, design.xlsx, report.html, report.md) into a
+staging folder swapped in whole at the end (designer.outputs.export.atomic_dir); Ctrl-C stops every
+worker's scenario and runs no other.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -269,6 +272,34 @@ def _failed(task: dict, exc: BaseException) -> dict:
     return {"row": row, "files": {}}
 
 
+class _Worker:
+    """A local sweep worker process: Ctrl-C stops the scenario it runs and skips those queued for it (the
+    pool hands each worker more than one in advance), so a sweep stops promptly."""
+
+    stopped = False
+    busy = False
+
+    @classmethod
+    def start(cls) -> None:
+        signal.signal(signal.SIGINT, cls.ctrl_c)
+
+    @classmethod
+    def ctrl_c(cls, _signum, _frame) -> None:
+        cls.stopped = True
+        if cls.busy:  # between scenarios the pool's own loop must not be interrupted
+            raise KeyboardInterrupt
+
+    @classmethod
+    def run(cls, task: dict) -> dict:
+        if cls.stopped:
+            raise KeyboardInterrupt
+        cls.busy = True
+        try:
+            return run_scenario(task)
+        finally:
+            cls.busy = False
+
+
 def _run_local(tasks, workers: int, done) -> None:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -278,13 +309,20 @@ def _run_local(tasks, workers: int, done) -> None:
             done(run_scenario(task))
         return
     context = multiprocessing.get_context("spawn")  # no fork of a process holding HiGHS or plotting threads
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(run_scenario, task): task for task in tasks}
-        for future in as_completed(futures):
-            try:
-                done(future.result())
-            except Exception as exc:  # noqa: BLE001 - a worker that died is a row with its reason
-                done(_failed(futures[future], exc))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_Worker.start) as pool:
+        futures = {pool.submit(_Worker.run, task): task for task in tasks}
+        try:
+            for future in as_completed(futures):
+                try:
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - a worker that died is a row with its reason
+                    result = _failed(futures[future], exc)
+                done(result)
+        except BaseException:  # Ctrl-C, or files not written: stop every worker's scenario, run no other
+            pool.shutdown(wait=False, cancel_futures=True)
+            for worker in multiprocessing.active_children():
+                os.kill(worker.pid, signal.SIGINT)
+            raise
 
 
 def _run_dask(tasks, address: str, done) -> None:
@@ -304,9 +342,10 @@ def _run_dask(tasks, address: str, done) -> None:
         by_key = {f.key: t for f, t in zip(futures, tasks)}
         for future in as_completed(futures):
             try:
-                done(future.result())
-            except Exception as exc:  # noqa: BLE001
-                done(_failed(by_key[future.key], exc))
+                result = future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker that died is a row with its reason
+                result = _failed(by_key[future.key], exc)
+            done(result)
     finally:
         client.close()
 
@@ -347,20 +386,23 @@ def write_sweep(rows: list[dict], varied: list[str], out: Path) -> list[Path]:
 
 
 def write_scenario_files(out: Path, result: dict) -> None:
-    from designer.outputs.export import atomic_dir
-
+    """A scenario's files into its own folder of the sweep's (staging) folder."""
     if not result["files"]:
         return
-    with atomic_dir(out / result["row"]["scenario"]) as stage:
-        for name, data in result["files"].items():
-            (stage / name).write_bytes(data)
+    folder = out / result["row"]["scenario"]
+    folder.mkdir()
+    for name, data in result["files"].items():
+        (folder / name).write_bytes(data)
     result["row"]["folder"] = result["row"]["scenario"]
 
 
 def sweep(inputs, vary: list[str], out: Path, workers: int | None = None, dask_address: str | None = None,
           time_limit: float | None = None, mip_gap: float = 1e-4, threads: int | None = 1, diagnose: bool = True,
           show_progress: bool = True) -> list[dict]:
-    """Validate the grid, run it, write every output; the rows in grid order."""
+    """Validate the grid, run it, write every output; the rows in grid order. The output folder is swapped
+    in whole once every scenario has run (atomic_dir): a sweep that fails or is stopped leaves it as it was."""
+    from designer.outputs.export import atomic_dir
+
     varies = parse_vary(vary)
     combos = grid(varies)
     ids = scenario_ids(len(combos))
@@ -375,22 +417,24 @@ def sweep(inputs, vary: list[str], out: Path, workers: int | None = None, dask_a
                       "mip_gap": mip_gap, "threads": threads, "diagnose": diagnose})
     if problems:
         raise InputError(problems)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    progress = Progress(len(tasks), enabled=show_progress)
-    results = run_tasks(tasks, workers, dask_address, progress, on_result=lambda r: write_scenario_files(out, r))
-    rows = [r["row"] for r in results]
-    write_sweep(rows, [k for k, _ in varies], out)
+    with atomic_dir(Path(out)) as stage:
+        progress = Progress(len(tasks), enabled=show_progress)
+        results = run_tasks(tasks, workers, dask_address, progress,
+                            on_result=lambda r: write_scenario_files(stage, r))
+        rows = [r["row"] for r in results]
+        write_sweep(rows, [k for k, _ in varies], stage)
     return rows
 
 
 def cli_sweep(args, reports: Path) -> int:
     """``designer sweep``: exit 0 when the sweep ran (scenarios without a design are rows), 2 on bad input."""
     from designer.inputs.workbook import load_inputs
+    from designer.outputs.export import check_output_folder
 
     workbook = Path(args.workbook)
     inputs = load_inputs(workbook)
     out = Path(args.output) if args.output else reports / f"{workbook.stem}-sweep"
+    check_output_folder(out)
     start = time.perf_counter()
     rows = sweep(inputs, args.vary, out, workers=args.workers, dask_address=args.dask, time_limit=args.time_limit,
                  mip_gap=args.mip_gap, threads=args.threads, diagnose=not args.no_diagnose,
