@@ -5,11 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+SHOWN_CHARS = 80  # a longer value or name is shown cut, with its length
+
+
 def _shown(value: object) -> str:
-    """A cell value as a planner would recognise it in a message."""
+    """A cell value as a planner would recognise it in a message (a long text cut, with its length)."""
+    if isinstance(value, str) and len(value) > SHOWN_CHARS:
+        return f"{value[:SHOWN_CHARS]!r}... ({len(value):,} characters)"
     if isinstance(value, (str, int, float, bool)):
         return repr(value)
-    return repr(str(value))
+    return _shown(str(value))
+
+
+def printable(text: str) -> str:
+    """A message as one line a terminal shows as written: control and other unprintable characters escaped."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _where(sheet: str, cell: str, column: str) -> str:
@@ -38,7 +48,7 @@ class Problem:
             text += f", got {_shown(self.value)}"
         if self.fix:
             text += f" (fix: {self.fix})"
-        return text
+        return printable(text)
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,7 @@ class Notice:
     kind: str = "read"
 
     def __str__(self) -> str:
-        return f"{_where(self.sheet, self.cell, self.column)}: {self.message}"
+        return printable(f"{_where(self.sheet, self.cell, self.column)}: {self.message}")
 
 
 class InputError(Exception):

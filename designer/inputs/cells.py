@@ -150,6 +150,13 @@ def _enum(field: Field, raw) -> str:
     return text
 
 
+def _text(field: Field, raw) -> str:
+    text = as_text(raw)
+    if len(text) > field.max_chars:
+        raise ValueError(f"is {len(text):,} characters long, at most {field.max_chars:,}", "shorten it")
+    return text
+
+
 def _names(field: Field, raw) -> list[str]:
     names = list(dict.fromkeys(part.strip() for part in as_text(raw).split(",") if part.strip()))
     if field.allowed:
@@ -163,7 +170,7 @@ def _names(field: Field, raw) -> list[str]:
 
 
 _CONVERT = {
-    "str": lambda field, raw: as_text(raw),
+    "str": lambda field, raw: _text(field, raw),
     "int": lambda field, raw: _number(field, raw, whole=True),
     "float": lambda field, raw: _number(field, raw, whole=False),
     "bool": _bool,

@@ -22,6 +22,7 @@ ROLES = ("leaf", "spine", "core", "dci")
 CATALOG_MODES = ("replace", "extend")
 C_BAND_GHZ = 4800.0
 
+MAX_SOURCE_CHARS = 1000  # a source cites a datasheet or a quote, with its address
 TYPES = ("str", "int", "float", "bool", "enum", "names")
 
 
@@ -43,6 +44,7 @@ class Field:
     ref: str = ""
     example: object = None
     notation: str = ""  # "share": '25%' reads as 0.25; "ratio": '2:1' reads as 2 (designer.inputs.cells)
+    max_chars: int = 100  # text: a name no plan needs longer (a source may run to MAX_SOURCE_CHARS)
 
     def expectation(self) -> str:
         """What a valid value is, in words: 'a positive number', 'one of: a, b'."""
@@ -54,7 +56,7 @@ class Field:
             of = ", ".join(self.allowed) if self.allowed else f"{self.ref} names"
             return f"a comma list of: {of}"
         if self.type == "str":
-            return f"a {self.ref} name" if self.ref else "text"
+            return (f"a {self.ref} name" if self.ref else "text") + f" of at most {self.max_chars:,} characters"
         base = "whole number" if self.type == "int" else "number"
         upper = [f"{op} {_number(limit)}" for op, limit in (("<", self.lt), ("<=", self.le)) if limit is not None]
         if self.gt == 0 and self.ge is None:
@@ -111,7 +113,7 @@ def _cost(name, description, unit="USD", **kw) -> Field:
 
 
 _SOURCE = _f("source", "str", "where the figures come from (datasheet, list price, reference); blank: "
-             "the planner workbook, sheet and row", example="vendor datasheet 2024")
+             "the planner workbook, sheet and row", example="vendor datasheet 2024", max_chars=MAX_SOURCE_CHARS)
 _QUOTE = (_f("sku", "str", "vendor part number (carried into the bill of materials)", example="920-9B210-00FN-0D0"),
           _f("lead_time_weeks", "float", "quoted lead time (carried into the bill of materials)", "weeks", ge=0,
              le=520, example=12))
@@ -375,7 +377,8 @@ def contract_markdown() -> str:
             kind = _TYPE_WORDS[f.type]
             if f.allowed:
                 kind += ": " + ", ".join(f"`{a}`" for a in f.allowed)
-            rule = f.expectation() if f.type in ("int", "float") else ""
+            rule = (f.expectation() if f.type in ("int", "float")
+                    else f"at most {f.max_chars:,} characters" if f.type == "str" else "")
             description = f.description + (f"; {rule}" if rule else "")
             default = "" if f.default is None else f"{f.default:g}" if isinstance(
                 f.default, float) else f.default
