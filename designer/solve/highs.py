@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
 
 import highspy
+import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
@@ -37,6 +39,59 @@ class Outcome:
     stop: str = ""  # no_solution and failed: why HiGHS stopped without a design, in words
 
 
+GUARD = 0.05  # HiGHS is stopped at its time limit plus this share (and 0.5 s) when it has not stopped itself
+
+
+class GuardedHighs(Highs):
+    """Pyomo's HiGHS interface with a start and a wall-clock guard.
+
+    ``start``: give HiGHS the values the model's variables hold as its first incumbent (a complete design:
+    HiGHS checks it and keeps it when feasible). ``deadline`` (perf_counter seconds): HiGHS checks its time
+    limit only between the steps of its search, and a root heuristic of a large model can overrun it many
+    times; at the deadline a timer asks HiGHS to stop (cancelSolve), and the run ends at its next check with
+    the best design found, as a time limit. A stop HiGHS reports that the timer did not ask for is Ctrl-C."""
+
+    start: bool = False
+    deadline: float | None = None
+    guarded: bool = False  # the timer stopped HiGHS
+
+    def _solve(self):
+        if self.start:
+            self._set_start()
+        timer = None
+        if self.deadline is not None:
+            timer = threading.Timer(max(0.0, self.deadline - time.perf_counter()), self._stop)
+            timer.daemon = True
+            timer.start()
+        try:
+            return super()._solve()
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _stop(self) -> None:
+        self.guarded = True
+        self._solver_model.cancelSolve()
+
+    def _set_start(self) -> None:
+        columns = self._pyomo_var_to_solver_var_map
+        values = [0.0] * len(columns)
+        for var in self._model.component_data_objects(pyo.Var, descend_into=True):
+            if id(var) in columns and var.value is not None:
+                values[columns[id(var)]] = float(var.value)
+        solution = highspy.HighsSolution()
+        solution.col_value = values
+        solution.value_valid = True
+        self._solver_model.setSolution(solution)
+
+    def _postsolve(self, stream):
+        results = super()._postsolve(stream)
+        if self._solver_model.getModelStatus() == highspy.HighsModelStatus.kInterrupt:
+            results.termination_condition = (TerminationCondition.maxTimeLimit if self.guarded
+                                              else TerminationCondition.interrupted)
+        return results
+
+
 # Why HiGHS stopped without a design when it proved nothing: a limit the planner can raise (no_solution),
 # or a failure more time does not mend (failed). A numerical failure is never passed off as a time limit.
 LIMITS = {
@@ -56,15 +111,16 @@ FAILURES = {
 
 
 def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | None = None,
-              stop_below_cutoff: bool = False) -> Outcome:
+              stop_below_cutoff: bool = False, start: bool = False) -> Outcome:
     """One HiGHS solve; the gap comes from incumbent and bound, never assumed. Objective and bound are
     multiplied by ``scale`` (the model states costs in millions).
 
     ``cutoff`` (USD) is the budget on the cost objective. It is first given to HiGHS as its objective
     bound, which spares the LP the dense budget row (that row slows HiGHS's cut loop many times over);
     a result is then checked against it: a design over budget whose bound is within it is solved
-    again with the row. ``stop_below_cutoff`` ends a solve at its first design within the cutoff."""
-    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff)
+    again with the row. ``stop_below_cutoff`` ends a solve at its first design within the cutoff. ``start``:
+    the values the model's variables hold are HiGHS's first incumbent (GuardedHighs)."""
+    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff, start)
     if cutoff is None or outcome.objective is None or outcome.objective <= cutoff * (1 + 1e-9):
         return outcome
     if outcome.bound is not None and outcome.bound > cutoff * (1 + 1e-9):
@@ -72,7 +128,7 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
                        outcome.highs_seconds)
     add_budget_row(model, cutoff)
     try:
-        again = _run_highs(model, options, scale, None, stop_below_cutoff=False)
+        again = _run_highs(model, options, scale, None, stop_below_cutoff=False, start=start)
     finally:
         model.del_component(model.budget)
     again.seconds += outcome.seconds
@@ -81,8 +137,12 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
 
 
 def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
-               stop_below_cutoff: bool) -> Outcome:
-    solver = Highs()
+               stop_below_cutoff: bool, start: bool = False) -> Outcome:
+    deadline = None
+    if options.time_limit is not None:
+        deadline = time.perf_counter() + options.time_limit * (1 + GUARD) + 0.5
+    solver = GuardedHighs()
+    solver.start, solver.deadline = start, deadline
     config = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
               "rel_gap": options.mip_gap,
               # HiGHS's MIP presolve (1.14-1.16) has returned non-optimal optima with gap 0 on our models

@@ -14,6 +14,7 @@ from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
+from designer.solve.start import better_of, greedy_start, snapshot
 from models.network import (
     COST_SCALE,
     ModelData,
@@ -72,7 +73,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
         say(f"wrote the model to {options.export_model}")
     outcomes = []
     proven = True
-    outcome = cost_solve(model, inputs, data, clock.left(options) or options, say, outcomes)
+    outcome = cost_solve(model, inputs, data, options, clock, say, outcomes)
     if inputs.project.get("objective") == "min_latency":
         level, proven = least_latency(inputs, levels, options, clock, say, outcomes)
         if level < levels[-1] and clock.left(options):
@@ -82,7 +83,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
             timings["build_s"] += time.perf_counter() - t1
             say(f"least worst-case latency {level:.3f} us; {len(faster.modes)} modes at or below it")
             try:
-                outcome = cost_solve(faster_model, inputs, faster, clock.left(options) or options, say, outcomes)
+                outcome = cost_solve(faster_model, inputs, faster, options, clock, say, outcomes)
                 data, model = faster, faster_model
             except NoSolution:  # time ran out before a design at the faster level: keep the one found
                 proven = False
@@ -100,12 +101,23 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     return solution
 
 
-def cost_solve(model, inputs, data: ModelData, options: SolveOptions, say, outcomes: list) -> Outcome:
-    """The cheapest design of ``model`` within the budget; failures raise with the planner's reason."""
+def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,
+               outcomes: list) -> Outcome:
+    """The cheapest design of ``model`` within the budget, HiGHS starting from the greedy design
+    (designer.solve.start) and keeping it when it finds nothing better in time; failures raise with the
+    planner's reason."""
     set_objective(model, "cost")
+    start = greedy_start(model, data, clock.left(options) or options, budget(inputs))
+    values = None
+    if start is not None:
+        outcomes.append(start)
+        values = snapshot(model)
+        say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
     say("solving: cost")
-    outcome = run_highs(model, options, COST_SCALE, cutoff=budget(inputs))
+    outcome = run_highs(model, clock.left(options) or options, COST_SCALE, cutoff=budget(inputs),
+                        start=start is not None)
     outcomes.append(outcome)
+    outcome = better_of(outcome, start, values)
     if outcome.status in ("infeasible", "no_solution", "failed"):
         handle_failure(inputs, data, outcome, options)
     return outcome

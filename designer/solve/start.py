@@ -1,0 +1,73 @@
+"""The solve's first design: the greedy plan (designer.solve.greedy) completed into a full assignment of the
+model's variables, given to HiGHS as the incumbent it must beat (so a time-limited solve returns at least
+the greedy design), and kept as the answer when HiGHS finds nothing better within the limit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pyomo.environ as pyo
+
+from designer.solve.greedy import greedy_plan
+from designer.solve.highs import Outcome, SolveOptions, run_highs
+from models.network import COST_SCALE
+
+START_SHARE = 0.2  # of the time limit, at most, for completing the greedy plan
+
+
+def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Outcome | None:
+    """Fix the greedy plan's decisions in ``model`` (the sites it opens and each one's fabric mode), let
+    HiGHS place the nodes and size the rest (switch counts, routes, waves, fiber, routers), and free the
+    decisions again. The node counts are the model's, not the plan's: the plan sizes power and inter-site
+    capacity by simpler rules than the model's, and its counts can miss a site's power by a fraction.
+    Returns the completed design's outcome, its values left in the model's variables, or None when the plan
+    has no design, does not fit the model (an RTT limit over a path, a workload bound), or the completion
+    finds no design in its share of the time."""
+    plan = greedy_plan(data.inputs, data.modes)
+    if plan.cost is None:
+        return None
+    index = {mode.id: i for i, mode in enumerate(data.modes)}
+    choices = {(s, index[site["mode"]]) for s, site in plan.sites.items()}
+    if any(key not in model.SM for key in choices):
+        return None
+    fixed = []
+
+    def fix(var, value) -> None:
+        var.fix(value)
+        fixed.append(var)
+
+    for s in model.S:
+        fix(model.open[s], int(s in plan.sites))
+    for s, i in model.SM:
+        fix(model.y[s, i], int((s, i) in choices))
+    timed = options if options.time_limit is None else replace(options, time_limit=options.time_limit * START_SHARE)
+    try:
+        outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff)
+    finally:
+        for var in fixed:
+            var.unfix()
+    if outcome.status not in ("optimal", "feasible"):
+        return None
+    outcome.status = "feasible"  # a completion of one plan, not an optimum of the model
+    return outcome
+
+
+def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None) -> Outcome:
+    """HiGHS's result, or the start when HiGHS stopped without a design or with a worse one (its values put
+    back in the model's variables); the start then carries HiGHS's bound (the bound of the plan's
+    completion bounds nothing of the model)."""
+    if start is None or values is None:
+        return found
+    if found.objective is not None and found.objective <= start.objective:
+        return found
+    for var, value in values:
+        var.set_value(value, skip_validation=True)
+    bound = found.bound
+    gap = abs(start.objective - bound) / max(abs(start.objective), 1e-9) if bound is not None else None
+    return Outcome("feasible", start.objective, bound, gap, found.seconds, f"{found.termination}; greedy design kept",
+                   found.highs_seconds)
+
+
+def snapshot(model) -> list[tuple]:
+    """The values the model's variables hold, as (variable, value) pairs."""
+    return [(var, var.value) for var in model.component_data_objects(pyo.Var) if var.value is not None]

@@ -1,0 +1,98 @@
+"""The solve's first design (the greedy plan completed, designer.solve.start) and HiGHS's wall-clock guard
+(designer.solve.highs.GuardedHighs), on the shipped scale-across example, where the greedy plan has a design."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from designer.audit.checks import audit
+from designer.inputs.workbook import load_inputs
+from designer.solve import run
+from designer.solve.greedy import greedy_plan
+from designer.solve.highs import Outcome, SolveOptions, run_highs
+from designer.solve.prepare import prepare_data
+from designer.solve.start import greedy_start
+from models.network import COST_SCALE, build_model, set_objective
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "scale-across.xlsx"
+
+
+@pytest.fixture(scope="module")
+def instance():
+    inputs = load_inputs(EXAMPLE)
+    data = prepare_data(inputs)
+    model = build_model(data)
+    set_objective(model, "cost")
+    return inputs, data, model
+
+
+def test_greedy_start_completes_the_plan_and_frees_its_decisions(instance):
+    """The completed plan opens the plan's sites in the plan's modes and costs within 1% of the plan's own
+    estimate (the model places the nodes), at least the optimum; afterwards no variable stays fixed."""
+    inputs, data, model = instance
+    plan = greedy_plan(inputs, data.modes)
+    start = greedy_start(model, data, SolveOptions(), cutoff=None)
+    assert start is not None and start.status == "feasible"
+    assert start.objective == pytest.approx(plan.cost, rel=0.01)
+    modes = {mode.id: i for i, mode in enumerate(data.modes)}
+    assert {(s, i) for s, i in model.SM if round(model.y[s, i].value) == 1} == {
+        (s, modes[site["mode"]]) for s, site in plan.sites.items()}
+    assert not any(var.fixed for var in model.component_data_objects(ctype=type(model.open[next(iter(model.S))])))
+    best = run_highs(model, SolveOptions(), COST_SCALE)
+    assert best.status == "optimal" and best.objective <= start.objective * (1 + 1e-9)
+
+
+def test_a_start_is_the_incumbent_highs_returns_when_stopped_at_once(instance):
+    """Given the completed plan as its start and no time, HiGHS returns a design no worse than the plan."""
+    _inputs, data, model = instance
+    start = greedy_start(model, data, SolveOptions(), cutoff=None)
+    stopped = run_highs(model, SolveOptions(time_limit=1e-3), COST_SCALE, start=True)
+    assert stopped.status in ("feasible", "optimal")
+    assert stopped.objective <= start.objective * (1 + 1e-9)
+
+
+def test_guard_stops_highs_as_a_time_limit(instance):
+    """A deadline already past: the timer asks HiGHS to stop at once, and the stop reads as a time limit
+    (no design yet: no_solution with the limit in words), never as a failure or as Ctrl-C."""
+    import designer.solve.highs as highs
+
+    _inputs, _data, model = instance
+    guarded = highs.GuardedHighs()
+    guarded.deadline = time.perf_counter() - 1
+    results = guarded.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                            solver_options={"presolve": "off"})
+    assert guarded.guarded
+    assert results.termination_condition.name in ("maxTimeLimit", "convergenceCriteriaSatisfied")
+    status, stop = highs.outcome_status(results.termination_condition, False)
+    if results.termination_condition.name == "maxTimeLimit":
+        assert status == "no_solution" and "time limit" in stop
+
+
+def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch):
+    """A time-limited solve returns at least the greedy design: with HiGHS made to stop without a design,
+    the solve returns the completed plan, unproven, with HiGHS's bound, and the audit passes it."""
+    inputs = load_inputs(EXAMPLE)
+    real = run.run_highs
+
+    def stopped(model, options, *args, **kwargs):
+        if kwargs.get("start"):
+            found = real(model, replace(options, time_limit=None), *args, **kwargs)
+            for var in model.component_data_objects(ctype=type(model.open[next(iter(model.S))])):
+                var.set_value(None, skip_validation=True)  # a stop without a design loads nothing
+            return Outcome("no_solution", None, found.bound, None, found.seconds, "maxTimeLimit")
+        return real(model, options, *args, **kwargs)
+
+    monkeypatch.setattr(run, "run_highs", stopped)
+    data = prepare_data(inputs)
+    model = build_model(data)
+    set_objective(model, "cost")
+    start = greedy_start(model, data, SolveOptions(), cutoff=None)
+    solution = run.solve(inputs, SolveOptions())
+    assert solution["status"] == "feasible"
+    assert solution["objective_usd"] == pytest.approx(start.objective, rel=1e-6)
+    assert solution["solver"]["bound_usd"] is not None and solution["mip_gap"] is not None
+    assert audit(solution) == []
