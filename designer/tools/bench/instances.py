@@ -23,11 +23,13 @@ class Size:
 
     sites: int
     gpus: int
-    switches: int
+    switches: int  # 6: the default catalog's switches
+    rtt_ms: float | None = None  # max_site_rtt_ms, None for no limit
 
     @property
     def name(self) -> str:
-        return f"s{self.sites:02d}-g{self.gpus}-sw{self.switches}"
+        rtt = f"-rtt{self.rtt_ms:g}" if self.rtt_ms is not None else ""
+        return f"s{self.sites:02d}-g{self.gpus}-sw{self.switches}{rtt}"
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class Plan:
 
 
 FULL = Plan(sizes=(Size(2, 1_024, 10), Size(4, 8_192, 20), Size(8, 32_768, 30), Size(16, 131_072, 40),
-                   Size(32, 400_000, 50), Size(50, 1_000_000, 60)),
+                   Size(32, 400_000, 50), Size(50, 1_000_000, 60),
+                   Size(30, 400_000, 6, rtt_ms=5.0), Size(50, 1_000_000, 6, rtt_ms=7.5)),
             oracle_sites=(2, 3, 4, 5, 6), time_limit=120.0, oracle_wall=600.0, example=DEFAULT_WORKBOOK)
 QUICK = Plan(sizes=(Size(2, 1_024, 10), Size(3, 2_048, 12)), oracle_sites=(2, 3), time_limit=20.0,
              oracle_wall=20.0, example=QUICK_WORKBOOK)
@@ -140,7 +143,8 @@ def synth_workbook(size: Size) -> dict:
     pairs_for = lambda i, j: 4 + math.ceil(400 * max(cap[i], cap[j]) / 25_600 * rng.uniform(1.0, 2.0))  # noqa: E731
     routes = neighbour_routes(names, coords, 3, rng, pairs_for) if size.sites > 1 else []
     project = {"name": size.name, "gpus_required": size.gpus, "node_type": NODE_TYPE, "objective": "min_cost",
-               "max_fabric_latency_us": 5.0, "max_oversubscription": 1, "dci_ratio": 0.125}
+               "max_fabric_latency_us": 5.0, "max_oversubscription": 1, "dci_ratio": 0.125,
+               "max_site_rtt_ms": size.rtt_ms}
     return {"project": project, "sites": sites, "routes": routes, "switches": synth_switches(size.switches)}
 
 
