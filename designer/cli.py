@@ -7,10 +7,13 @@ within limits, 130 interrupted (Ctrl-C; the output folder as it was).
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import os
 import sys
 import time
+import unicodedata
+import warnings
 from pathlib import Path
 
 EXIT_OK, EXIT_ERROR, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_NO_SOLUTION = 0, 1, 2, 3, 4
@@ -123,12 +126,46 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminal(io.TextIOBase):
+    """Standard output or error with control and format characters escaped (a name in a workbook cannot
+    move the cursor, ring the bell or reverse the text on the planner's terminal); lines and tabs kept."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write("".join(repr(c)[1:-1] if c not in "\n\t" and unicodedata.category(c) in ("Cc", "Cf")
+                                  else c for c in text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if not args.debug:
-        import logging
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = Terminal(sys.stdout), Terminal(sys.stderr)
+    try:
+        with warnings.catch_warnings():
+            if not args.debug:  # a library's warnings (a glyph missing from a font) are not the planner's
+                import logging
 
-        logging.getLogger("pyomo").setLevel(logging.CRITICAL)
+                logging.getLogger("pyomo").setLevel(logging.CRITICAL)
+                warnings.simplefilter("ignore")
+            return run_command(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def run_command(args) -> int:
+    """The command's exit code, every failure mapped to one (report_error)."""
     try:
         code = COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe is found here, not at exit

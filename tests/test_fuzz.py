@@ -592,7 +592,8 @@ def far_cases() -> list[Case]:
     cases.append(Case("far_cells", "extra sheet 'far' with XFD1048576 = 1", names=("far:", "workbook:"),
                       titles=("far",), book=(lambda b: b.create_sheet("far"),),
                       parts=(lambda parts: parts.data.update({parts.sheet["far"]: far_sheet.encode()}),)))
-    cases.append(Case("far_cells", "sites!A99999999 (beyond Excel's rows) = 'far'", expect="any",
+    cases.append(Case("far_cells", "sites!A99999999 (beyond Excel's rows) = 'far'", names=("workbook:",),
+                      single=True,
                       parts=(append_rows("sites", f'<row r="99999999">{text.format(ref="A99999999")}</row>'),)))
     return cases
 
@@ -897,8 +898,11 @@ EXAMPLES = {
                       cell_case("formula_error", "sites", "pue", ("e", "#DIV/0!"), row=3)],
     "title_row": [title_row("sites", "Candidate sites", True)],
     "sheets": [listed(sheet_cases(), "'sites' renamed 'x\\nsites!B2 power_mw: forged (fix: none)'")],
-    "hostile_names": [named('=HYPERLINK("http://evil.example/","x")', "site"), named("y" * 40_000, "site")],
+    "hostile_names": [named('=HYPERLINK("http://evil.example/","x")', "site"), named("y" * 40_000, "site"),
+                      named("\uff21\uff4c\uff50\uff48\uff41", "site"), named("a\x81b\u202ec", "site"),
+                      named("del\x7f", "node type")],
     "far_cells": [listed(far_cases(), "sites!A1048576 = 'far'"),
+                  listed(far_cases(), "sites!A99999999 (beyond Excel's rows) = 'far'"),
                   listed(far_cases(), "extra sheet 'far' with XFD1048576 = 1")],
     "zip_bomb": [listed(BOMB_CASES, "the sites sheet with empty styled rows down to 1,048,576 (about 150 MB)")],
     "oversized": [listed(oversized_cases(), "3,000 routes between sites no sheet names")],

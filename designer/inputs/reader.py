@@ -30,6 +30,7 @@ MAX_FILE_BYTES = 32 * 2**20  # a planner workbook with the whole default catalog
 MAX_UNZIPPED_BYTES = 64 * 2**20  # 20,000 rows x 12 columns of sheet XML is ~10 MB
 MAX_RATIO = 200  # parts above 1 MiB: sheet XML compresses ~10-50x; a zip bomb 1,000x and more
 MAX_ROWS = 20_000  # data rows with a value, per sheet: sites and routes of a plan number in the hundreds
+EXCEL_ROWS = 1_048_576  # a spreadsheet's last row
 MAX_COLUMNS = 100  # the widest sheet has 10 columns, plus a planner's notes
 
 _NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
@@ -231,6 +232,10 @@ def _grid(book: zipfile.ZipFile, name: str, part: str, strings: list[str], budge
             cells[column] = value
         number = int(el.get("r") or 0)
         el.clear()
+        if number > EXCEL_ROWS:
+            raise _Refused(f"sheet '{name}' has a row {number:,}, beyond a spreadsheet's last row "
+                           f"{EXCEL_ROWS:,}: the file was not written by a spreadsheet or is damaged",
+                           "save the workbook again from Excel or LibreOffice")
         if not cells:
             continue
         width = max(width, max(cells))
