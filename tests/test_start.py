@@ -96,3 +96,29 @@ def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch):
     assert solution["objective_usd"] == pytest.approx(start.objective, rel=1e-6)
     assert solution["solver"]["bound_usd"] is not None and solution["mip_gap"] is not None
     assert audit(solution) == []
+
+
+def test_greedy_plan_opens_sites_within_the_rtt_limit_of_each_other(tmp_path):
+    """Under max_site_rtt_ms the greedy plan opens only sites whose shortest path of routes to every other
+    open site is within the limit (checked here over the workbook's routes with the model's RTT), so its
+    completion is not ruled out by the RTT rows."""
+    import networkx as nx
+
+    from designer.inputs.writer import write_workbook
+    from designer.tools.bench.instances import Size, synth_workbook
+    from models.intersite import rtt_ms
+
+    size = Size(30, 400_000, 6, rtt_ms=5.0)
+    book = synth_workbook(size)
+    inputs = load_inputs(write_workbook(tmp_path / "s30.xlsx", book))
+    plan = greedy_plan(inputs, prepare_data(inputs).modes)
+    assert plan.cost is not None and len(plan.sites) > 2
+    graph = nx.Graph()
+    graph.add_weighted_edges_from((r["site_a"], r["site_b"], rtt_ms(r["distance_km"])) for r in book["routes"])
+    opened = sorted(plan.sites)
+    far = [(a, b) for a in opened for b in opened if a < b
+           and nx.shortest_path_length(graph, a, b, weight="weight") > size.rtt_ms + 1e-9]
+    assert far == []
+    everything = {r["site_a"] for r in book["routes"]} | {r["site_b"] for r in book["routes"]}
+    assert any(nx.shortest_path_length(graph, a, b, weight="weight") > size.rtt_ms
+               for a in everything for b in everything)  # the limit does rule pairs out here

@@ -101,6 +101,18 @@ def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -
     return cap
 
 
+def _within_rtt(routes: dict, max_rtt: float | None):
+    """within(a, b): whether the shortest path of routes from a to b stays within ``max_rtt`` (ms)."""
+    if max_rtt is None:
+        return lambda a, b: True
+    import networkx as nx
+
+    graph = nx.Graph()
+    graph.add_weighted_edges_from((r["a"], r["b"], r["rtt"]) for r in routes.values())
+    rtt = dict(nx.all_pairs_dijkstra_path_length(graph, cutoff=max_rtt))
+    return lambda a, b: b in rtt.get(a, {})
+
+
 def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     """Cheapest sites by cost per MW first (each next one joined by a route to those already open), each
     filled as far as its power and space allow with the mode that holds the most nodes, then the cheapest
@@ -156,11 +168,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     dci = [m for m in sw.index if "dci" in sw.loc[m, "roles"]]
     routers = [m for m in dci if speeds <= set(sw.loc[m, "port_modes"])] or dci
 
-    # opening order: required sites, then the cheapest per MW joined to the open ones
+    # opening order: required sites, then the cheapest per MW joined to the open ones and, under an RTT
+    # limit, within it of each of them over the shortest path of routes
+    within = _within_rtt(routes, max_rtt)
     required = [s for s in usable if sites.loc[s, "status"] == "required"]
     order, rest = list(required), sorted((s for s in usable if s not in required), key=per_mw)
     while rest:
-        joined = [s for s in rest if not order or any(frozenset((s, o)) in routes for o in order)]
+        joined = [s for s in rest if not order or any(frozenset((s, o)) in routes for o in order)
+                  and all(within(s, o) for o in order)]
         if not joined:
             break
         order.append(joined[0])

@@ -19,6 +19,7 @@ from models.network import add_budget_row
 class SolveOptions:
     time_limit: float | None = None
     mip_gap: float = 1e-4
+    presolve: bool = False  # see _run_highs: on only where the result is a candidate checked again
     threads: int | None = None
     progress: object = None  # callable(str) for progress lines, or None
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
@@ -147,7 +148,7 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
               "rel_gap": options.mip_gap,
               # HiGHS's MIP presolve (1.14-1.16) has returned non-optimal optima with gap 0 on our models
               # (tests/test_oracle.py keeps the counterexamples): a design is never passed off as optimal.
-              "solver_options": {"presolve": "off"}}
+              "solver_options": {"presolve": "on" if options.presolve else "off"}}
     if cutoff is not None:
         limit = cutoff / scale * (1 + 1e-9)
         config["solver_options"]["objective_bound"] = limit

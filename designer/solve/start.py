@@ -12,7 +12,7 @@ from designer.solve.greedy import greedy_plan
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from models.network import COST_SCALE
 
-START_SHARE = 0.2  # of the time limit, at most, for completing the greedy plan
+START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
 
 
 def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Outcome | None:
@@ -40,7 +40,11 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Ou
         fix(model.open[s], int(s in plan.sites))
     for s, i in model.SM:
         fix(model.y[s, i], int((s, i) in choices))
-    timed = options if options.time_limit is None else replace(options, time_limit=options.time_limit * START_SHARE)
+    # HiGHS's presolve is on here: its result is a candidate that HiGHS checks again as the start of the
+    # main solve (presolve off) and the audit checks after, never a claim of optimality
+    timed = replace(options, presolve=True)
+    if options.time_limit is not None:
+        timed = replace(timed, time_limit=options.time_limit * START_SHARE)
     try:
         outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff)
     finally:
