@@ -229,7 +229,7 @@ def cmd_solve(args) -> int:
     from designer.errors import AuditFailure, Infeasible
     from designer.inputs.workbook import load_inputs
     from designer.outputs.cabling import write_fabric_files
-    from designer.outputs.export import check_output_folder, write_outputs
+    from designer.outputs.export import beside, check_output_folder, write_outputs
     from designer.outputs.report import write_infeasible, write_reports
     from designer.solve.diagnose import infeasible_solution
     from designer.solve.run import SolveOptions, solve
@@ -263,8 +263,8 @@ def cmd_solve(args) -> int:
     audit_s = time.perf_counter() - start
 
     def extra(stage, solution):
-        write_reports(stage, solution)
-        write_fabric_files(stage, solution)
+        with beside(write_reports, stage, solution):
+            write_fabric_files(stage, solution)
 
     solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {}), "audit_s": audit_s}
     say("writing the outputs")

@@ -321,3 +321,40 @@ def test_ctrl_c_stops_a_parallel_sweep_promptly_with_the_folder_as_it_was(earlie
     assert time.monotonic() - began < 10
     assert snapshot(out) == before
     assert not leftovers(out)
+
+
+def _write_marker(path: Path) -> None:
+    path.write_text("done")
+
+
+def _fail_full(_path: Path) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _sleep_then_write(path: Path) -> None:
+    import time
+
+    time.sleep(30)
+    path.write_text("too late")
+
+
+def test_beside_runs_a_writer_in_another_process_and_raises_its_failure_here(tmp_path):
+    """designer.outputs.export.beside: the child's file is there when the block ends; its OSError is raised
+    in the parent with its errno (so atomic_dir says it as an output error); a failing block stops the child."""
+    import os as _os
+    import time
+
+    from designer.outputs.export import beside
+
+    with beside(_write_marker, tmp_path / "a"):
+        parent = _os.getpid()
+    assert (tmp_path / "a").read_text() == "done" and parent == _os.getpid()
+    with pytest.raises(OSError) as raised:
+        with beside(_fail_full, tmp_path / "b"):
+            pass
+    assert raised.value.errno == errno.ENOSPC
+    start = time.perf_counter()
+    with pytest.raises(ZeroDivisionError):
+        with beside(_sleep_then_write, tmp_path / "c"):
+            1 / 0
+    assert time.perf_counter() - start < 10 and not (tmp_path / "c").exists()

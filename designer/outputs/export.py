@@ -107,6 +107,45 @@ def atomic_dir(target: Path, keep: bool = False):
         raise
 
 
+@contextmanager
+def beside(func, *args):
+    """Run ``func(*args)`` in a forked process while the body runs, then wait for it: writers of files
+    that do not depend on each other use both cores (the report's figures beside the cabling plan). The
+    child's exception (an OSError, Ctrl-C) is raised here; a failing body stops the child."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")  # the child starts with the solution in memory, nothing to send
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_run_beside, args=(send, func, args), daemon=True)
+    child.start()
+    send.close()
+    try:
+        yield
+        try:
+            failure = receive.recv()
+        except EOFError:
+            failure = RuntimeError(f"the process writing with {func.__name__} ended without a word")
+    except BaseException:
+        child.kill()
+        raise
+    finally:
+        child.join()
+        receive.close()
+    if failure is not None:
+        raise failure
+
+
+def _run_beside(send, func, args) -> None:
+    try:
+        func(*args)
+        send.send(None)
+    except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent, which raises it
+        try:
+            send.send(exc)
+        except Exception:  # noqa: BLE001 - an exception that cannot be pickled goes back as its text
+            send.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
+
+
 def _sibling(target: Path, kind: str) -> Path:
     """A fresh hidden name beside ``target``: ``.NAME.stage-XXXXXXXX`` or ``.NAME.old-XXXXXXXX``."""
     return target.with_name(f".{target.name}.{kind}-{secrets.token_hex(4)}")
