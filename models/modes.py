@@ -218,22 +218,22 @@ def enumerate_modes(inputs) -> ModeSet:
                 reject(f"no {family} switch with role leaf for protocol {protocol}", f"{topology}/{protocol}")
                 continue
             for mode in _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails,
-                                   levels, lengths, reject):
+                                   levels, lengths, reject, max_latency):
                 key = (mode.topology, mode.tiers, mode.protocol, mode.leaf, mode.spine, mode.core, mode.g1,
                        mode.g2, mode.d1, mode.u1, mode.d2, mode.u2, mode.node_cap, tuple(c.item for c in mode.cables))
                 if key in seen:
                     reject("same port split as a lower oversubscription level", mode.id)
                     continue
                 seen.add(key)
-                if max_latency is not None and mode.latency_us > max_latency + 1e-12:
-                    reject("latency above max_fabric_latency_us", mode.id)
-                    continue
                 kept.append(mode)
     return ModeSet(kept, filtered, examples)
 
 
-def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, lengths, reject):
-    """Yield the modes of one (topology, tiers, protocol), rejecting incompatible combinations."""
+def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, lengths, reject,
+               max_latency=None):
+    """Yield the modes of one (topology, tiers, protocol), rejecting incompatible combinations. The worst-case
+    latency depends on the switches alone (not on speeds, splits or cables): a switch combination above
+    max_latency is rejected once, before its modes are built."""
     switches = switch_rows(inputs)
     proto = inputs.protocols.loc[protocol]
     node = inputs.node_types.loc[inputs.project["node_type"]]
@@ -249,6 +249,11 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
         for models in itertools.product(*uppers):
             spine = models[0] if len(models) > 0 else None
             core = models[1] if len(models) > 1 else None
+            breakdown = _latency_breakdown(switches, proto, node, topology, tiers,
+                                           topology == "leaf_mesh" and tiers == 2, leaf, spine, core, lengths)
+            if max_latency is not None and sum(breakdown.values()) > max_latency + 1e-12:
+                reject("latency above max_fabric_latency_us", f"{topology}/{tiers}/{protocol}/{leaf}/{spine}/{core}")
+                continue
             g1_opts = [None]  # a mesh links leaves at the NIC speed
             if tiers >= 2 and topology != "leaf_mesh":
                 g1_opts = sorted(s for s in speeds(leaf) if s >= g0 and (spine is None or s in speeds(spine)))
@@ -261,16 +266,17 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                     lv1 = levels if tiers >= 2 else [1.0]
                     mesh_limits = MESH_LEAF_LIMITS if topology == "leaf_mesh" and tiers == 2 else (0,)
                     for level1, level2, mesh_leaves in itertools.product(lv1, lv2, mesh_limits):
-                        yield from _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf,
-                                                spine, core, g0, g1, g2, level1, level2, rails, lengths, reject,
+                        yield from _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
+                                                g1, g2, level1, level2, rails, lengths, reject, breakdown,
                                                 mesh_leaves)
             if tiers >= 2 and topology != "leaf_mesh" and not g1_opts:
                 reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
 
 
-def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spine, core, g0, g1, g2,
-                 level1, level2, rails, lengths, reject, mesh_leaves=0):
-    """Yield the modes of one combination, one per Pareto-optimal cable choice per tier."""
+def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0, g1, g2,
+                 level1, level2, rails, lengths, reject, breakdown, mesh_leaves=0):
+    """Yield the modes of one combination, one per Pareto-optimal cable choice per tier; ``breakdown`` is
+    the combination's worst-case latency by component (_latency_breakdown)."""
     switches = switch_rows(inputs)
     label = "/".join(str(x) for x in (topology, tiers, protocol, leaf, spine, core, g0, g1, g2, level1, level2))
     if mesh_leaves:
@@ -315,7 +321,6 @@ def _build_modes(inputs, topology, tiers, hops, protocol, proto, node, leaf, spi
             return
         cable_sets.append(options)
 
-    breakdown = _latency_breakdown(switches, proto, node, topology, tiers, mesh2, leaf, spine, core, lengths)
     ratio1 = d1 * g0 / (u1 * (g1 or g0)) if u1 else 1.0
     if mesh2:
         ratio1 = d1 / (u1 * mesh_leaves / (2 * (mesh_leaves - 1)))  # bisection at the largest mesh
