@@ -159,16 +159,20 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
         s_power[i] = np.where(beyond, np.inf, p)
     dropped: dict[str, str] = {}
     alive = np.ones(len(modes), dtype=bool)
+    first = sorted({len(sample) - 1, 0, len(sample) // 2, len(sample) // 4, 3 * len(sample) // 4})
     for b in range(len(modes)):
         lim = limits[b]
-        # Screen on sampled node counts, then the exact check over 1..limit_b.
-        cand = alive & np.all(crit <= crit[b] + 1e-12, axis=1)
-        cand[b] = False
-        cand &= np.all(s_cost <= s_cost[b], axis=1) & np.all(s_power <= s_power[b], axis=1)
-        if not cand.any():
+        # Screen on a few sampled node counts (most candidates fail there), then on every sample and the
+        # criteria, then the exact check over 1..limit_b; candidates stay in index order.
+        cand = np.flatnonzero(alive)
+        for k in first:
+            cand = cand[(s_cost[cand, k] <= s_cost[b, k]) & (s_power[cand, k] <= s_power[b, k])]
+        cand = cand[(cand != b) & np.all(s_cost[cand] <= s_cost[b], axis=1) & np.all(s_power[cand] <= s_power[b], axis=1)
+                    & np.all(crit[cand] <= crit[b] + 1e-12, axis=1)]
+        if not cand.size:
             continue
         cost_b, power_b = full(b)
-        for a in np.flatnonzero(cand):
+        for a in cand:
             cost_a, power_a = full(a)
             if np.all(cost_a[:lim] <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim]):
                 same = (np.array_equal(cost_a[:lim], cost_b[:lim]) and np.array_equal(power_a[:lim], power_b[:lim])
