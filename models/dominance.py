@@ -159,7 +159,8 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
         s_power[i] = np.where(beyond, np.inf, p)
     dropped: dict[str, str] = {}
     alive = np.ones(len(modes), dtype=bool)
-    first = sorted({len(sample) - 1, 0, len(sample) // 2, len(sample) // 4, 3 * len(sample) // 4})
+    size = len(sample)
+    first = sorted({size - 1, 0, size // 2, size // 4, 3 * size // 4}) if size else []  # no samples: no screen
     for b in range(len(modes)):
         lim = limits[b]
         # Screen on a few sampled node counts (most candidates fail there), then on every sample and the
@@ -167,8 +168,8 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
         cand = np.flatnonzero(alive)
         for k in first:
             cand = cand[(s_cost[cand, k] <= s_cost[b, k]) & (s_power[cand, k] <= s_power[b, k])]
-        cand = cand[(cand != b) & np.all(s_cost[cand] <= s_cost[b], axis=1) & np.all(s_power[cand] <= s_power[b], axis=1)
-                    & np.all(crit[cand] <= crit[b] + 1e-12, axis=1)]
+        cand = cand[(cand != b) & np.all(s_cost[cand] <= s_cost[b], axis=1)
+                    & np.all(s_power[cand] <= s_power[b], axis=1) & np.all(crit[cand] <= crit[b] + 1e-12, axis=1)]
         if not cand.size:
             continue
         cost_b, power_b = full(b)
