@@ -122,3 +122,18 @@ def test_greedy_plan_opens_sites_within_the_rtt_limit_of_each_other(tmp_path):
     everything = {r["site_a"] for r in book["routes"]} | {r["site_b"] for r in book["routes"]}
     assert any(nx.shortest_path_length(graph, a, b, weight="weight") > size.rtt_ms
                for a in everything for b in everything)  # the limit does rule pairs out here
+
+
+def test_highs_gets_the_time_left_after_the_translation(instance):
+    """The time limit a run gives HiGHS is what is left of it once Pyomo has translated the model, so a
+    large model's translation does not come on top of --time-limit."""
+    import designer.solve.highs as highs
+
+    _inputs, _data, model = instance
+    guarded = highs.GuardedHighs()
+    given = 30.0
+    guarded.ends = time.perf_counter() + given
+    results = guarded.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                            time_limit=given, solver_options={"presolve": "off"})
+    assert results.termination_condition.name == "convergenceCriteriaSatisfied"
+    assert 0 < guarded.given < given

@@ -40,25 +40,31 @@ class Outcome:
     stop: str = ""  # no_solution and failed: why HiGHS stopped without a design, in words
 
 
-GUARD = 0.05  # HiGHS is stopped at its time limit plus this share (and 0.5 s) when it has not stopped itself
+GUARD = 0.05  # HiGHS is stopped at its time limit plus this share of it (and 0.5 s) when it has not stopped itself
 
 
 class GuardedHighs(Highs):
     """Pyomo's HiGHS interface with a start and a wall-clock guard.
 
     ``start``: give HiGHS the values the model's variables hold as its first incumbent (a complete design:
-    HiGHS checks it and keeps it when feasible). ``deadline`` (perf_counter seconds): HiGHS checks its time
-    limit only between the steps of its search, and a root heuristic of a large model can overrun it many
-    times; at the deadline a timer asks HiGHS to stop (cancelSolve), and the run ends at its next check with
-    the best design found, as a time limit. A stop HiGHS reports that the timer did not ask for is Ctrl-C."""
+    HiGHS checks it and keeps it when feasible). ``ends`` (perf_counter seconds): when the run must end;
+    HiGHS's time limit is what is left of it once Pyomo has translated the model (seconds for a large one).
+    ``deadline``: HiGHS checks its limit only between the steps of its search, and a root heuristic of a large
+    model can overrun it many times; at the deadline a timer asks HiGHS to stop (cancelSolve), and the run
+    ends at its next check with the best design found, as a time limit. A stop HiGHS reports that the timer
+    did not ask for is Ctrl-C."""
 
     start: bool = False
+    ends: float | None = None
     deadline: float | None = None
     guarded: bool = False  # the timer stopped HiGHS
+    given: float | None = None  # the time limit HiGHS was given (s)
 
     def _solve(self):
         if self.start:
             self._set_start()
+        if self.ends is not None:
+            self.given = self._active_config.time_limit = max(0.01, self.ends - time.perf_counter())
         timer = None
         if self.deadline is not None:
             timer = threading.Timer(max(0.0, self.deadline - time.perf_counter()), self._stop)
@@ -139,11 +145,11 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
 
 def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
                stop_below_cutoff: bool, start: bool = False) -> Outcome:
-    deadline = None
-    if options.time_limit is not None:
-        deadline = time.perf_counter() + options.time_limit * (1 + GUARD) + 0.5
     solver = GuardedHighs()
-    solver.start, solver.deadline = start, deadline
+    solver.start = start
+    if options.time_limit is not None:
+        solver.ends = time.perf_counter() + options.time_limit
+        solver.deadline = solver.ends + options.time_limit * GUARD + 0.5
     config = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
               "rel_gap": options.mip_gap,
               # HiGHS's MIP presolve (1.14-1.16) has returned non-optimal optima with gap 0 on our models
