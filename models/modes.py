@@ -256,11 +256,11 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                 continue
             g1_opts = [None]  # a mesh links leaves at the NIC speed
             if tiers >= 2 and topology != "leaf_mesh":
-                g1_opts = sorted(s for s in speeds(leaf) if s >= g0 and (spine is None or s in speeds(spine)))
+                g1_opts = sorted(s for s in speeds(leaf) if spine is None or s in speeds(spine))
             for g1 in g1_opts:
                 g2_opts = [None]
                 if tiers == 3:
-                    g2_opts = sorted(s for s in speeds(spine) & speeds(core) if s >= g1)
+                    g2_opts = sorted(speeds(spine) & speeds(core))
                 for g2 in g2_opts:
                     lv2 = levels if tiers == 3 else [1.0]
                     lv1 = levels if tiers >= 2 else [1.0]
