@@ -117,25 +117,32 @@ def beside(func, *args):
     context = multiprocessing.get_context("fork")  # the child starts with the solution in memory, nothing to send
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_run_beside, args=(send, func, args), daemon=True)
-    child.start()
-    send.close()
     try:
+        with _ctrl_c_held() as pressed:  # a Ctrl-C during the fork must not leave a child writing unseen
+            child.start()
+        send.close()
+        if pressed:
+            raise KeyboardInterrupt
         yield
         try:
             failure = receive.recv()
         except EOFError:
             failure = RuntimeError(f"the process writing with {func.__name__} ended without a word")
     except BaseException:
-        child.kill()
+        if child.pid is not None:
+            child.kill()
         raise
     finally:
-        child.join()
+        if child.pid is not None:
+            child.join()
+        send.close()
         receive.close()
     if failure is not None:
         raise failure
 
 
 def _run_beside(send, func, args) -> None:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's held Ctrl-C
     try:
         func(*args)
         send.send(None)

@@ -64,7 +64,7 @@ class GuardedHighs(Highs):
         if self.start:
             self._set_start()
         if self.ends is not None:
-            self.given = self._active_config.time_limit = max(0.01, self.ends - time.perf_counter())
+            self.given = self._active_config.time_limit = max(1e-6, self.ends - time.perf_counter())
         timer = None
         if self.deadline is not None:
             timer = threading.Timer(max(0.0, self.deadline - time.perf_counter()), self._stop)
