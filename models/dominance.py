@@ -15,6 +15,7 @@ import numpy as np
 from models.modes import Mode, switch_rows
 
 SAMPLES = 48
+STRONG = 64  # modes per screening count tried first as dominators
 
 
 def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
@@ -78,11 +79,19 @@ def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.nda
     return leaf_ends + _ceil_div(links, k)
 
 
-def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int):
+def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int,
+               counts: dict | None = None):
     """Fabric cost (USD) and power (W) for node counts n; nodes themselves excluded (equal for all modes).
-    ``switches`` maps model -> catalog row (models.modes.switch_rows)."""
-    c = fabric_counts(mode, n, rails, multiplier)
-    c["links"][0] = nics * n
+    ``switches`` maps model -> catalog row (models.modes.switch_rows); ``counts`` caches the switch and link
+    counts by port structure for one n (modes that differ only in cables or sites share them)."""
+    key = (mode.topology, mode.tiers, mode.d1, mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports,
+           multiplier)
+    c = counts.get(key) if counts is not None else None
+    if c is None:
+        c = fabric_counts(mode, n, rails, multiplier)
+        c["links"][0] = nics * n
+        if counts is not None:
+            counts[key] = c
     cost = np.zeros(len(n))
     power = np.zeros(len(n))
     for model, count in ((mode.leaf, c["leaves"]), (mode.spine, c["spines"]), (mode.core, c["cores"])):
@@ -96,16 +105,16 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     return cost, power
 
 
-def prune(modes: list[Mode], inputs, node_limit: int, criteria: np.ndarray | None = None
+def prune(modes: list[Mode], inputs, site_limits: dict[str, int], criteria: np.ndarray | None = None
           ) -> tuple[list[Mode], dict]:
-    """Modes not dominated by another; ``{dropped id: dominating id}``. ``node_limit`` bounds the node
-    counts any site can hold; ``criteria`` (modes x k, lower is better) are the further figures a
-    dominating mode must not exceed."""
+    """Modes not dominated by another; ``{dropped id: dominating id}``. A mode dominates another only where
+    it applies at every site the other does; ``site_limits`` bounds the node counts each site can hold;
+    ``criteria`` (modes x k, lower is better) are the further figures a dominating mode must not exceed."""
     if len(modes) < 2:
         return list(modes), {}
     crit = np.zeros((len(modes), 0)) if criteria is None else np.asarray(criteria, dtype=float)
     modes, crit, dropped = _same_fabric(modes, crit)
-    kept, more = _pairwise(modes, crit, inputs, node_limit)
+    kept, more = _pairwise(modes, crit, inputs, site_limits)
     return kept, {**dropped, **more}
 
 
@@ -115,7 +124,7 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray):
     groups: dict[tuple, list[int]] = {}
     for i, mode in enumerate(modes):
         key = (mode.topology, mode.tiers, mode.leaf, mode.spine, mode.core, mode.g0, mode.g1, mode.g2, mode.d1,
-               mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports, mode.node_cap, mode.cables)
+               mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports, mode.node_cap, mode.cables, mode.sites)
         groups.setdefault(key, []).append(i)
     keep = np.ones(len(modes), dtype=bool)
     dropped = {}
@@ -129,22 +138,26 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray):
     return [m for m, k in zip(modes, keep) if k], crit[keep], dropped
 
 
-def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
+def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str, int]):
     """Dominance between fabrics, screened on sampled node counts, then checked at every count."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     rails = nics // planes
     sw = switch_rows(inputs)
-    limits = [min(mode.node_cap, node_limit) for mode in modes]
+    sites = sorted(site_limits)
+    where = np.array([[s in mode.sites for s in sites] for mode in modes], dtype=bool).reshape(len(modes), len(sites))
+    limits = [min(mode.node_cap, max((site_limits[s] for s in mode.sites if s in site_limits), default=0))
+              for mode in modes]
     mults = [planes * (rails if mode.topology == "rail_only" else 1) for mode in modes]
-    top = max(limits)
+    top = max(max(limits), 1)
     sample = np.unique(np.linspace(1, top, min(SAMPLES, top)).astype(np.int64))
     cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    every, every_counts, sample_counts = np.arange(1, top + 1, dtype=np.int64), {}, {}
 
     def full(i: int) -> tuple[np.ndarray, np.ndarray]:
         """Cost and power of mode i for n = 1..top (infinite beyond what it can hold)."""
         if i not in cache:
-            cost, power = cost_power(modes[i], np.arange(1, top + 1, dtype=np.int64), sw, nics, rails, mults[i])
+            cost, power = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts)
             cost[limits[i]:] = np.inf
             power[limits[i]:] = np.inf
             cache[i] = (cost, power)
@@ -153,7 +166,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
     s_cost = np.empty((len(modes), len(sample)))
     s_power = np.empty((len(modes), len(sample)))
     for i, mode in enumerate(modes):
-        c, p = cost_power(mode, sample, sw, nics, rails, mults[i])
+        c, p = cost_power(mode, sample, sw, nics, rails, mults[i], sample_counts)
         beyond = sample > limits[i]
         s_cost[i] = np.where(beyond, np.inf, c)
         s_power[i] = np.where(beyond, np.inf, p)
@@ -161,17 +174,18 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
     alive = np.ones(len(modes), dtype=bool)
     size = len(sample)
     first = sorted({size - 1, 0, size // 2, size // 4, 3 * size // 4}) if size else []  # no samples: no screen
-    for b in range(len(modes)):
+    def dominator(b: int, pool: np.ndarray) -> int | None:
+        """The first mode of ``pool`` (alive, index order) that dominates b: screened on a few sampled node
+        counts (most candidates fail there), then on every sample and the criteria, then checked exactly
+        over 1..limit_b."""
         lim = limits[b]
-        # Screen on a few sampled node counts (most candidates fail there), then on every sample and the
-        # criteria, then the exact check over 1..limit_b; candidates stay in index order.
-        cand = np.flatnonzero(alive)
+        cand = pool[alive[pool]]
         for k in first:
             cand = cand[(s_cost[cand, k] <= s_cost[b, k]) & (s_power[cand, k] <= s_power[b, k])]
-        cand = cand[(cand != b) & np.all(s_cost[cand] <= s_cost[b], axis=1)
+        cand = cand[(cand != b) & np.all(where[cand] | ~where[b], axis=1) & np.all(s_cost[cand] <= s_cost[b], axis=1)
                     & np.all(s_power[cand] <= s_power[b], axis=1) & np.all(crit[cand] <= crit[b] + 1e-12, axis=1)]
         if not cand.size:
-            continue
+            return None
         cost_b, power_b = full(b)
         for a in cand:
             cost_a, power_a = full(a)
@@ -180,8 +194,20 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, node_limit: int):
                         and np.array_equal(crit[a], crit[b]) and limits[a] == lim)
                 if same and a > b:
                     continue  # identical: keep the first
+                return int(a)
+        return None
+
+    # First against the few modes cheapest at some screening count (they dominate most of the others), then
+    # what is left against every mode left: a mode dropped by one dropped later is dominated by what drops
+    # that one (dominance is transitive), so the order of the passes changes nothing that is kept.
+    strong = np.unique(np.concatenate([np.argsort(s_cost[:, k], kind="stable")[:STRONG] for k in first]
+                                      or [np.zeros(0, dtype=np.int64)]))
+    everyone = np.arange(len(modes))
+    for pool in (strong, everyone):
+        for b in np.flatnonzero(alive):
+            a = dominator(b, pool)
+            if a is not None:
                 dropped[modes[b].id] = modes[a].id
                 alive[b] = False
                 cache.pop(b, None)
-                break
     return [m for m, keep in zip(modes, alive) if keep], dropped

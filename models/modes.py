@@ -9,7 +9,10 @@ spines, cores) are decided by the MILP with the linear rules each mode carries h
 - ``spine_ports``: ports of a 2-tier spine at g1; ``core_ports``: ports of a core switch at g2.
 - ``node_cap``: the most nodes one site can hold in this mode (topology size limit).
 
-Modes are enumerated before the model is built; each rejected combination keeps its reason.
+Modes are enumerated before the model is built; each rejected combination keeps its reason. A fabric (switches,
+speeds and splits) is enumerated once; its cables and its latency depend on the cable lengths, which depend on
+the site (models.layout): it becomes one mode per distinct set of lengths and cable choice, each carrying the
+sites it applies at.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from models.layout import site_layout, tier_lengths
 
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)
@@ -85,6 +90,7 @@ class Mode:
     latency_breakdown_us: dict = field(default_factory=dict, compare=False, hash=False)
     node_cap: int = 0
     max_leaves: int = 0  # leaf_mesh: most leaves the mesh may have at this port split
+    sites: frozenset = field(default=frozenset(), compare=False, hash=False)  # where its cables are the choice
 
     @property
     def rail_based(self) -> bool:
@@ -178,18 +184,26 @@ def pool_gbps(switch_row) -> float:
     return max(g * n for g, n in switch_row["port_modes"].items())
 
 
+def site_node_limits(inputs) -> dict[str, int]:
+    """Most nodes each usable site needs or can hold in any mode: space, facility power for the nodes alone,
+    and the job itself (an optimal design never puts more nodes at one site than the whole job needs)."""
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    node_w = float(node["node_power_kw"]) * 1e3
+    job = -(-int(inputs.project["gpus_required"]) // int(node["gpus_per_node"]))
+    return {s: min(int(row["max_nodes"]), int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w), job)
+            for s, row in inputs.sites.iterrows() if row["status"] != "excluded"}
+
+
 def enumerate_modes(inputs) -> ModeSet:
-    """All fabric modes for the project's node type, filtered by compatibility, size and latency."""
+    """All fabric modes for the project's node type, filtered by compatibility, size and latency, each with
+    the cables of the sites it applies at."""
     project = inputs.project
     node = inputs.node_types.loc[project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     g0 = int(node["nic_gbps"])
-    lengths = {"node_leaf": project["cable_m_node_leaf"], "leaf_spine": project["cable_m_leaf_spine"],
-               "spine_core": project["cable_m_spine_core"]}
     max_level = float(project["max_oversubscription"])
     levels = sorted({lv for lv in OVERSUBSCRIPTION_LEVELS if lv <= max_level} | {max_level})
     max_latency = project.get("max_fabric_latency_us")
-    kept: list[Mode] = []
     filtered: Counter = Counter()
     examples: dict[str, str] = {}
     seen: set = set()
@@ -202,7 +216,8 @@ def enumerate_modes(inputs) -> ModeSet:
         reject(f"nics_per_node {nics} not divisible by planes {planes}", project["node_type"])
         return ModeSet([], filtered, examples)
     rails = nics // planes
-
+    floors = SiteFloors(inputs, rails)
+    kept: list[Mode] = []
     for topology, tiers, hops in TOPOLOGY_VARIANTS:
         if topology not in project["topologies_allowed"]:
             reject("topology not in topologies_allowed", topology)
@@ -217,23 +232,104 @@ def enumerate_modes(inputs) -> ModeSet:
             if not by_role["leaf"]:
                 reject(f"no {family} switch with role leaf for protocol {protocol}", f"{topology}/{protocol}")
                 continue
-            for mode in _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails,
-                                   levels, lengths, reject, max_latency):
-                key = (mode.topology, mode.tiers, mode.protocol, mode.leaf, mode.spine, mode.core, mode.g1,
-                       mode.g2, mode.d1, mode.u1, mode.d2, mode.u2, mode.node_cap, tuple(c.item for c in mode.cables))
+            for fabric in _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails,
+                                     levels, reject, max_latency):
+                key = (fabric.topology, fabric.tiers, fabric.protocol, fabric.leaf, fabric.spine, fabric.core,
+                       fabric.g1, fabric.g2, fabric.d1, fabric.u1, fabric.d2, fabric.u2, fabric.node_cap)
                 if key in seen:
-                    reject("same port split as a lower oversubscription level", mode.id)
+                    reject("same port split as a lower oversubscription level", fabric.id)
                     continue
                 seen.add(key)
-                kept.append(mode)
+                kept += _cabled(inputs, fabric, floors, reject, max_latency)
     return ModeSet(kept, filtered, examples)
 
 
-def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, lengths, reject,
-               max_latency=None):
-    """Yield the modes of one (topology, tiers, protocol), rejecting incompatible combinations. The worst-case
-    latency depends on the switches alone (not on speeds, splits or cables): a switch combination above
-    max_latency is rejected once, before its modes are built."""
+def hall_nodes(limit: int) -> int:
+    """The hall a site's lengths are laid out for: its node limit rounded up to a power of two, so that
+    sites of a similar size share their cables (and modes); a hall at most twice the site's area, its
+    runs at most 1.42 times as long."""
+    return 1 << max(0, int(limit) - 1).bit_length()
+
+
+class SiteFloors:
+    """Each usable site's layout (models.layout) and node limit; sites grouped by the cable lengths a fabric
+    gets there, once per fabric geometry."""
+
+    def __init__(self, inputs, rails: int):
+        project = inputs.project
+        node_kw = float(inputs.node_types.loc[project["node_type"], "node_power_kw"])
+        self.limits = site_node_limits(inputs)
+        self.rails = rails
+        self.layouts = {s: site_layout(project, site_rack_kw(inputs, s), node_kw) for s in self.limits}
+        self._groups: dict = {}
+
+    def groups(self, fabric: Mode) -> list[tuple[dict, frozenset]]:
+        """[(lengths by tier, the sites where the fabric's cables have those lengths)]."""
+        key = (fabric.topology, fabric.tiers, fabric.d1, fabric.d2, fabric.node_cap)
+        if key not in self._groups:
+            by_lengths: dict[tuple, set] = {}
+            for s, layout in self.layouts.items():
+                footprint = max(1, min(fabric.node_cap, hall_nodes(self.limits[s])))
+                lengths = tier_lengths(layout, fabric.topology, fabric.tiers, fabric.d1, fabric.d2, self.rails,
+                                       footprint)
+                by_lengths.setdefault(tuple(lengths.items()), set()).add(s)
+            self._groups[key] = [(dict(k), frozenset(v)) for k, v in sorted(by_lengths.items())]
+        return self._groups[key]
+
+
+def site_rack_kw(inputs, site: str) -> float:
+    """The rack power of a site: its own rack_kw, else the project's."""
+    value = inputs.sites.loc[site].get("rack_kw") if "rack_kw" in inputs.sites.columns else None
+    return float(inputs.project["rack_kw"] if value is None or value != value else value)
+
+
+def _cabled(inputs, fabric: Mode, floors: SiteFloors, reject, max_latency) -> list[Mode]:
+    """The fabric as modes: per group of sites with the same cable lengths, one mode per Pareto-optimal cable
+    choice per tier, its latency with the cables' propagation; a group past the latency limit or without a
+    cable that reaches gets no mode (the reason is kept when no site gets one)."""
+    groups = floors.groups(fabric)
+    out, reasons = [], []
+    for lengths, sites in groups:
+        tiers = [("node_leaf", fabric.g0, lengths["node_leaf"])]
+        if fabric.topology == "leaf_mesh" and fabric.tiers == 2:
+            tiers.append(("leaf_leaf", fabric.g0, lengths["leaf_spine"]))
+        elif fabric.tiers >= 2:
+            tiers.append(("leaf_spine", fabric.g1, lengths["leaf_spine"]))
+        if fabric.tiers == 3:
+            tiers.append(("spine_core", fabric.g2, lengths["spine_core"]))
+        options = [cable_options(inputs, tier, gbps, length) for tier, gbps, length in tiers]
+        missing = next(((g, length) for (_, g, length), o in zip(tiers, options) if not o), None)
+        if missing:
+            reasons.append((f"no cable or optic for {missing[0]}G over {missing[1]:g} m", fabric.id))
+            continue
+        propagation = PROPAGATION_NS_PER_M * _path_m(fabric, lengths) / 1e3
+        breakdown = {**fabric.latency_breakdown_us, "propagation": propagation}
+        latency = sum(breakdown.values())
+        if max_latency is not None and latency > max_latency + 1e-12:
+            reasons.append(("latency above max_fabric_latency_us", fabric.id))
+            continue
+        where = "" if len(groups) == 1 else "/" + "+".join(f"{v:g}m" for v in lengths.values())
+        for cables in itertools.product(*options):
+            out.append(replace(fabric, id=f"{fabric.id}{where}/" + "+".join(c.item for c in cables), cables=cables,
+                               latency_us=latency, latency_breakdown_us=breakdown, sites=sites))
+    if not out and reasons:
+        reject(*reasons[0])
+    return out
+
+
+def _path_m(fabric: Mode, lengths: dict) -> float:
+    """Metres of cable on the worst-case path: up and down through every tier it crosses."""
+    if fabric.tiers == 1:
+        return 2 * lengths["node_leaf"]
+    if fabric.topology == "leaf_mesh":
+        return 2 * lengths["node_leaf"] + lengths["leaf_spine"]
+    return 2 * sum(lengths.values())
+
+
+def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, reject, max_latency=None):
+    """Yield the fabrics of one (topology, tiers, protocol), rejecting incompatible combinations. The latency
+    without cable propagation depends on the switches alone: a switch combination above max_latency is
+    rejected once, before its fabrics are built."""
     switches = switch_rows(inputs)
     proto = inputs.protocols.loc[protocol]
     node = inputs.node_types.loc[inputs.project["node_type"]]
@@ -250,7 +346,7 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
             spine = models[0] if len(models) > 0 else None
             core = models[1] if len(models) > 1 else None
             breakdown = _latency_breakdown(switches, proto, node, topology, tiers,
-                                           topology == "leaf_mesh" and tiers == 2, leaf, spine, core, lengths)
+                                           topology == "leaf_mesh" and tiers == 2, leaf, spine, core)
             if max_latency is not None and sum(breakdown.values()) > max_latency + 1e-12:
                 reject("latency above max_fabric_latency_us", f"{topology}/{tiers}/{protocol}/{leaf}/{spine}/{core}")
                 continue
@@ -267,16 +363,15 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                     mesh_limits = MESH_LEAF_LIMITS if topology == "leaf_mesh" and tiers == 2 else (0,)
                     for level1, level2, mesh_leaves in itertools.product(lv1, lv2, mesh_limits):
                         yield from _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
-                                                g1, g2, level1, level2, rails, lengths, reject, breakdown,
-                                                mesh_leaves)
+                                                g1, g2, level1, level2, rails, reject, breakdown, mesh_leaves)
             if tiers >= 2 and topology != "leaf_mesh" and not g1_opts:
                 reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
 
 
 def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0, g1, g2,
-                 level1, level2, rails, lengths, reject, breakdown, mesh_leaves=0):
-    """Yield the modes of one combination, one per Pareto-optimal cable choice per tier; ``breakdown`` is
-    the combination's worst-case latency by component (_latency_breakdown)."""
+                 level1, level2, rails, reject, breakdown, mesh_leaves=0):
+    """Yield the fabric of one combination (its cables are chosen per site by _cabled); ``breakdown`` is the
+    combination's worst-case latency by component without cable propagation (_latency_breakdown)."""
     switches = switch_rows(inputs)
     label = "/".join(str(x) for x in (topology, tiers, protocol, leaf, spine, core, g0, g1, g2, level1, level2))
     if mesh_leaves:
@@ -305,35 +400,17 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
     if node_cap <= 0:
         reject("topology cannot hold one node with this switch", label)
         return
-
-    tier_links = [("node_leaf", g0, lengths["node_leaf"])]
-    if mesh2:
-        tier_links.append(("leaf_leaf", g0, lengths["leaf_spine"]))
-    elif tiers >= 2:
-        tier_links.append(("leaf_spine", g1, lengths["leaf_spine"]))
-    if tiers == 3:
-        tier_links.append(("spine_core", g2, lengths["spine_core"]))
-    cable_sets = []
-    for tier, gbps, length in tier_links:
-        options = cable_options(inputs, tier, gbps, length)
-        if not options:
-            reject(f"no cable or optic for {gbps}G over {length:g} m", label)
-            return
-        cable_sets.append(options)
-
     ratio1 = d1 * g0 / (u1 * (g1 or g0)) if u1 else 1.0
     if mesh2:
         ratio1 = d1 / (u1 * mesh_leaves / (2 * (mesh_leaves - 1)))  # bisection at the largest mesh
     ratio2 = d2 * g1 / (u2 * g2) if tiers == 3 else 1.0
-    for cables in itertools.product(*cable_sets):
-        yield Mode(
-            id=f"{label}/" + "+".join(c.item for c in cables), topology=topology, tiers=tiers, hops=hops,
-            protocol=protocol, leaf=leaf, spine=spine, core=core, g0=g0, g1=g1, g2=g2, d1=d1, u1=u1,
-            d2=d2, u2=u2, spine_ports=spine_ports, core_ports=core_ports, level1=level1, level2=level2,
-            oversubscription=round(max(ratio1, ratio2), 4), cables=cables,
-            latency_us=sum(breakdown.values()), latency_breakdown_us=breakdown, node_cap=node_cap,
-            max_leaves=mesh_leaves,
-        )
+    yield Mode(
+        id=label, topology=topology, tiers=tiers, hops=hops, protocol=protocol, leaf=leaf, spine=spine, core=core,
+        g0=g0, g1=g1, g2=g2, d1=d1, u1=u1, d2=d2, u2=u2, spine_ports=spine_ports, core_ports=core_ports,
+        level1=level1, level2=level2, oversubscription=round(max(ratio1, ratio2), 4),
+        latency_us=sum(breakdown.values()), latency_breakdown_us=breakdown, node_cap=node_cap,
+        max_leaves=mesh_leaves,
+    )
 
 
 def _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports) -> int:
@@ -351,18 +428,15 @@ def _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core
     return max_leaves * d1 // rails
 
 
-def _latency_breakdown(switches, proto, node, topology, tiers, mesh2, leaf, spine, core, lengths) -> dict:
-    """Worst-case one-way GPU-to-GPU latency in us: NICs, switch hops, cable propagation, NVLink."""
+def _latency_breakdown(switches, proto, node, topology, tiers, mesh2, leaf, spine, core) -> dict:
+    """Worst-case one-way GPU-to-GPU latency in us without cable propagation: NICs, switch hops, NVLink."""
     lat = {s: float(switches[s]["latency_ns"]) for s in (leaf, spine, core) if s}
     if tiers == 1 or mesh2:
         switching = lat[leaf] * (2 if mesh2 else 1)
-        prop_m = 2 * lengths["node_leaf"] + (lengths["leaf_spine"] if mesh2 else 0)
     elif tiers == 2:
         switching = 2 * lat[leaf] + lat[spine]
-        prop_m = 2 * (lengths["node_leaf"] + lengths["leaf_spine"])
     else:
         switching = 2 * lat[leaf] + 2 * lat[spine] + lat[core]
-        prop_m = 2 * (lengths["node_leaf"] + lengths["leaf_spine"] + lengths["spine_core"])
     nvlink = float(node["nvlink_latency_ns"]) if topology == "rail_only" else 0.0
     return {"nic": 2 * float(proto["nic_latency_ns"]) / 1e3, "switching": switching / 1e3,
-            "propagation": prop_m * PROPAGATION_NS_PER_M / 1e3, "nvlink": nvlink / 1e3}
+            "propagation": 0.0, "nvlink": nvlink / 1e3}

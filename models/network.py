@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pyomo.environ as pyo
 
 from models.intersite import InterSite, bdp_mb, channels_per_pair
-from models.modes import Mode
+from models.modes import Mode, site_node_limits
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -32,18 +32,17 @@ class ModelData:
     workload: dict | None = None  # models.workload.parameters, when the workbook has a workload
     intra_s: dict = field(default_factory=dict)  # (site, mode) -> bound on the intra-site all-reduce time
     multiplier: dict = field(default_factory=dict)  # mode -> switch-count multiplier (planes x rails)
+    _limits: dict | None = field(default=None, repr=False)
 
     @property
     def node(self):
         return self.inputs.node_types.loc[self.inputs.project["node_type"]]
 
     def site_node_limit(self, s: str) -> int:
-        """Most nodes site s needs or can hold in any mode: space, facility power for the nodes alone, and
-        the job itself (an optimal design never puts more nodes at one site than the whole job needs)."""
-        row = self.inputs.sites.loc[s]
-        by_power = int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // (float(self.node["node_power_kw"]) * 1e3))
-        job = -(-int(self.inputs.project["gpus_required"]) // int(self.node["gpus_per_node"]))
-        return min(int(row["max_nodes"]), by_power, job)
+        """Most nodes site s needs or can hold in any mode (models.modes.site_node_limits)."""
+        if self._limits is None:
+            self._limits = site_node_limits(self.inputs)
+        return self._limits[s]
 
     def node_limit(self, s: str, i: int) -> int:
         """Most nodes site s holds in mode i: the site's limit and the mode's topology size."""
@@ -55,7 +54,8 @@ class ModelData:
             return False
         need = int(self.inputs.project["gpus_required"])
         gpn = int(self.node["gpus_per_node"])
-        return any(gpn * max(self.node_limit(s, i) for i in range(len(self.modes))) >= need for s in self.sites)
+        return any(gpn * max((self.node_limit(s, i) for i in range(len(self.modes)) if s in self.modes[i].sites),
+                             default=0) >= need for s in self.sites)
 
     @property
     def rails(self) -> int:
@@ -110,12 +110,13 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
 
 
 def define_sets(m, data: ModelData) -> None:
-    """S sites, M modes, SM = S x M, SMJ spine options of 2-tier Clos modes, R routes, RC route x
-    coherent type within reach, K DCI routers, SK = S x K."""
+    """S sites, M modes, SM the (site, mode) pairs where the mode applies (its cables are the site's), SMJ
+    spine options of 2-tier Clos modes, R routes, RC route x coherent type within reach, K DCI routers,
+    SK = S x K."""
     m.S = pyo.Set(initialize=data.sites, ordered=True)
     m.M = pyo.Set(initialize=range(len(data.modes)), ordered=True)
-    pairs = [(s, i) for s in data.sites for i in range(len(data.modes))
-             if data.workload is None or data.intra_s[s, i] <= data.workload["t_max_s"]]
+    pairs = [(s, i) for s in data.sites for i in range(len(data.modes)) if s in data.modes[i].sites
+             and (data.workload is None or data.intra_s[s, i] <= data.workload["t_max_s"])]
     m.SM = pyo.Set(initialize=pairs, dimen=2)
     m.modes_at = {s: [i for t, i in pairs if t == s] for s in data.sites}
     m.SM_su = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM

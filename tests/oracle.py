@@ -24,6 +24,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+#: the planner's cable length per tier (the oracle takes no floor layout: books set all three)
+PLANNER_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150}
 #: oversubscription levels a tier's split is made at (the MILP's grid), plus the planner's limit
 LEVEL_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
 #: leaf-mesh sizes a mesh split is made for (the MILP's grid)
@@ -212,7 +214,9 @@ def fabrics(inputs, rules: Rules = Rules()) -> list[Fabric]:
     node = inputs.node_types.loc[p["node_type"]]
     g0 = int(node["nic_gbps"])
     limit = float(p["max_oversubscription"])
-    lengths = (float(p["cable_m_node_leaf"]), float(p["cable_m_leaf_spine"]), float(p["cable_m_spine_core"]))
+    if any(p.get(key) is None for key in PLANNER_LENGTHS):
+        raise ValueError("the oracle sizes cables for the planner's lengths: set " + ", ".join(PLANNER_LENGTHS))
+    lengths = tuple(float(p[key]) for key in PLANNER_LENGTHS)
     sw = inputs.switches
     out = []
     variants = [("leaf_spine", 2), ("fat_tree_3", 3), ("rail_optimized", 2), ("rail_optimized", 3),

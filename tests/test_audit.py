@@ -41,7 +41,8 @@ def site(name: str, **kw) -> dict:
 
 def su_book(gpus: int, sites: list[dict], routes=None, **project) -> dict:
     book = {"project": {"gpus_required": gpus, "node_type": "DGX H100", "protocols_allowed": "infiniband",
-                        "topologies_allowed": "rail_optimized", **project}, "sites": sites}
+                        "topologies_allowed": "rail_optimized", "cable_m_node_leaf": 3, "cable_m_leaf_spine": 50,
+                        "cable_m_spine_core": 150, **project}, "sites": sites}
     if routes:
         book["routes"] = routes
     return book
@@ -270,7 +271,13 @@ def switch_price_off(d):
     (lambda d: d["inputs"]["project"].update(max_fabric_latency_us=1.5), ["above max_fabric_latency_us 1.5 by 0.5300"]),
     (lambda d: d["inputs"]["project"].update(gpus_required=300), ["256 GPUs, 44 short of gpus_required 300"]),
     (lambda d: d["inputs"]["project"].update(budget_usd=1e6), ["above budget_usd $1,000,000"]),
-    (lambda d: d["inputs"]["project"].update(cable_m_leaf_spine=100), ["reaches 50 m, the tier needs 100 m"]),
+    (lambda d: d["inputs"]["project"].update(cable_m_leaf_spine=100), ["fabric_links gives leaf_spine 50 m, its racks "
+                                                                        "are at least 100 m of cable apart"]),
+    (lambda d: d["sites"][0]["fabric_links"][1].update(length_m=60), ["reaches 50 m, the tier needs 60 m"]),
+    # 20 kW racks hold one 10.2 kW DGX H100: the SU's 32 nodes fill 32 racks, the farthest at least 4 steps of
+    # 0.6 m from its rail leaves (2 x 16 + 2 x 4 + 1 = 41 positions within 4 steps, 25 within 3), 2 x 2 m rise
+    (lambda d: d["inputs"]["project"].update(cable_m_node_leaf=None, rack_kw=20),
+     ["fabric_links gives node_leaf 3 m, its racks are at least 6.4 m of cable apart"]),
     (lambda d: d["inputs"]["sites"][0].update(max_nodes=30), ["32 nodes exceed max_nodes 30 by 2"]),
     (lambda d: d["inputs"]["sites"][0].update(power_mw=0.1), ["above power_mw 0.1"]),
     (lambda d: d["inputs"]["switches"][0].update(port_modes="48x400"), ["use more port bandwidth"]),

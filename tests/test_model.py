@@ -10,8 +10,8 @@ worked out by hand in the comments from these figures, not from the default cata
 - every site: PUE 1.5, $1,000 fixed, $1,000,000 per MW of facility power
   (so the power line of the BOM is IT watts x 1.5 in dollars)
 
-Typical cable lengths stay at their defaults: node-leaf 3 m (a DAC reaches), leaf-spine 50 m and
-spine-core 150 m (only the transceiver reaches: two modules a link).
+Cable lengths are the planner's (TYPICAL_LENGTHS), not the floor layout's: node-leaf 3 m (a DAC reaches),
+leaf-spine 50 m and spine-core 150 m (only the transceiver reaches: two modules a link).
 """
 
 from __future__ import annotations
@@ -56,10 +56,15 @@ def site(name: str, **kw) -> dict:
     return row
 
 
+#: the planner's cable lengths per tier, so the hand calculations here do not follow the layout
+#: (tests/test_layout.py covers lengths from the layout)
+TYPICAL_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150}
+
+
 def tables(gpus: int, node=NODE, sites=None, routes=None, switches=(SW64,), optics=(DAC, SR), **project) -> dict:
     """A one-site workbook over the test catalog; keyword arguments are project keys."""
     book = {
-        "project": {"gpus_required": gpus, "node_type": node["name"], **project},
+        "project": {"gpus_required": gpus, "node_type": node["name"], **TYPICAL_LENGTHS, **project},
         "sites": sites or [site("s1")],
         "node_types": [node], "switches": list(switches), "optics": list(optics), "protocols": [IB],
         "coherent": [ZR], "amplifiers": [AMP],

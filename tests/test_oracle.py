@@ -98,7 +98,7 @@ def small_book(**project) -> dict:
     cable = dict(name="aoc200", gbps=200, kind="aoc", reach_m=100, power_w=0.1, price_usd=100, **SRC)
     proto = dict(name="ib", switch_family="infiniband", nic_latency_ns=450, efficiency=0.9, lossless=True,
                  jitter_rank=0, **SRC)
-    return {"project": {"node_type": "n", **project},
+    return {"project": {"node_type": "n", **oracle.PLANNER_LENGTHS, **project},
             "sites": [dict(name="s0", power_mw=0.3, pue=1.4, max_nodes=8, fixed_cost_usd=0,
                            power_cost_usd_per_mw=1e6, energy_usd_per_mwh=0, status="required")],
             "node_types": [node], "switches": [switch], "optics": [cable], "protocols": [proto]}
@@ -181,7 +181,7 @@ def test_spine_power_priced_by_energy(tmp_path):
     site = dict(power_mw=0.1, pue=1.1, fixed_cost_usd=0, power_cost_usd_per_mw=0, status="candidate")
     book = {
         "project": {"gpus_required": 6, "node_type": "n", "horizon_years": 3,
-                    "topologies_allowed": "leaf_spine,rail_only"},
+                    "topologies_allowed": "leaf_spine,rail_only", **oracle.PLANNER_LENGTHS},
         "sites": [dict(site, name="s0", max_nodes=1, energy_usd_per_mwh=0),
                   dict(site, name="s2", max_nodes=5, energy_usd_per_mwh=80)],
         "routes": [dict(site_a="s0", site_b="s2", distance_km=5, fiber_pairs=1, fiber_cost_usd_per_pair_km=0)],
@@ -213,7 +213,8 @@ AOC400 = dict(name="aoc400", gbps=400, kind="aoc", reach_m=100, power_w=1, price
 
 def one_switch_book(gpus: int, port_modes: str, optics: list = (AOC400,), **project) -> dict:
     """One site of ``gpus`` one-GPU, one-NIC 400G nodes, leaf_spine only, one InfiniBand switch model."""
-    return {"project": {"gpus_required": gpus, "node_type": "n", "topologies_allowed": "leaf_spine", **project},
+    return {"project": {"gpus_required": gpus, "node_type": "n", "topologies_allowed": "leaf_spine",
+                        **oracle.PLANNER_LENGTHS, **project},
             "sites": [dict(name="a", power_mw=10, pue=1.2, max_nodes=gpus, fixed_cost_usd=0, power_cost_usd_per_mw=0,
                            energy_usd_per_mwh=0)],
             "node_types": [dict(name="n", gpus_per_node=1, nics_per_node=1, nic_gbps=400, node_power_kw=1,

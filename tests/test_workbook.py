@@ -84,8 +84,9 @@ def test_valid_workbook_loads_typed_with_defaults(tmp_path):
     assert p["objective"] == "min_cost" and p["budget_usd"] is None and p["max_sites"] is None
     assert (p["max_oversubscription"], p["dci_ratio"], p["buffer_bdp_factor"]) == (1, 0.125, 1)
     assert (p["min_sites"], p["horizon_years"]) == (1, 0)
-    assert (p["cable_m_node_leaf"], p["cable_m_leaf_spine"], p["cable_m_spine_core"]) == (
-        3, 50, 150)
+    assert (p["cable_m_node_leaf"], p["cable_m_leaf_spine"], p["cable_m_spine_core"]) == (None, None, None)
+    assert (p["rack_kw"], p["racks_per_row"], p["rack_pitch_m"], p["row_pitch_m"]) == (40, 20, 0.6, 2.1)
+    assert (p["cable_rise_m"], p["cable_in_rack_m"], p["cable_slack"]) == (2, 2, 0.1)
     assert p["protocols_allowed"] == ["infiniband", "rocev2"]
     assert p["topologies_allowed"] == list(TOPOLOGIES)
     assert inputs.workload is None
@@ -346,7 +347,7 @@ def test_template_round_trip(tmp_path):
             assert keys == spec.columns
     lists = {str(dv.sqref): dv.formula1
              for dv in book["sites"].data_validations.dataValidation}
-    assert lists["J2:J1000"] == '"candidate,required,excluded"'
+    assert lists["K2:K1000"] == '"candidate,required,excluded"'
     project_lists = [dv.formula1 for dv in book["project"].data_validations.dataValidation]
     assert '"min_cost,min_latency"' in project_lists
     assert "unit: MW" in book["sites"]["B1"].comment.text

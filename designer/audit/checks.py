@@ -316,8 +316,8 @@ DECLARED_SPEED = {"node_leaf": ("leaf", "down_gbps"), "leaf_spine": ("leaf", "up
 
 def check_cables(entry, graph, cat, design) -> list[str]:
     """Each tier's cable or optic exists, runs at the tier's link speed (the port speed the switch
-    tier below declares) and reaches the project's typical length for the tier; the reported link
-    and module counts equal the graph's."""
+    tier below declares) and reaches the tier's length; the length is one a cable can run (least_length_m);
+    the reported link and module counts equal the graph's."""
     out, site = [], entry["name"]
     links, items = graph_items(graph, cat)
     speeds = {e["tier"]: e["gbps"] for *_, e in graph.edges(data=True)}
@@ -328,12 +328,16 @@ def check_cables(entry, graph, cat, design) -> list[str]:
             out.append(f"{site}: {links[tier]} {tier} links in the fabric but no cable for them in fabric_links")
             continue
         optic = cat.optics.get(lk["item"])
-        length = cat.length_m(tier)
+        length = float(lk.get("length_m") or 0.0)
         if optic is None:
             out.append(f"{site}: {tier} cable {lk['item']} is not in the optics catalog")
             continue
         if float(optic["reach_m"]) < length:
             out.append(f"{site}: {tier} cable {lk['item']} reaches {optic['reach_m']:g} m, the tier needs {length:g} m")
+        least = least_length_m(entry, tier, cat)
+        if length < least - 0.05:
+            out.append(f"{site}: fabric_links gives {tier} {length:g} m, its racks are at least {least:g} m of cable "
+                       "apart")
         if int(optic["gbps"]) != speeds.get(tier, lk["gbps"]) or lk["gbps"] != speeds.get(tier, lk["gbps"]):
             out.append(f"{site}: {tier} links run at {speeds.get(tier)}G but {lk['item']} is {optic['gbps']}G "
                        f"(fabric_links says {lk['gbps']}G)")
@@ -344,11 +348,34 @@ def check_cables(entry, graph, cat, design) -> list[str]:
         if declared is not None and declared != lk["gbps"]:
             out.append(f"{site}: the {role} tier declares {declared}G {key.split('_')[0]} ports, its {tier} links run at "
                        f"{lk['gbps']}G")
-        if off(lk.get("length_m", length), length):
-            out.append(f"{site}: fabric_links gives {tier} {lk['length_m']:g} m, the project's length is {length:g} m")
     return out
 
 
+def least_length_m(entry, tier: str, cat) -> float:
+    """The shortest cable a tier can have on the design's floor: a planner's length as given; a node in the
+    rack of its leaf (a top-of-rack leaf serving no more nodes than a rack holds) needs no tray run; every
+    other link leaves one rack for another, up to the tray and down again (2 x cable_rise_m), and a leaf
+    serving n racks of nodes from another reaches the farthest at least k steps away, k the least with
+    2k^2 + 2k + 1 >= n + 1 (the rack positions within k steps of a grid, a step the shorter of the rack
+    and row pitch)."""
+    p = cat.project
+    key = {"leaf_leaf": "leaf_spine"}.get(tier, tier)
+    if p.get(f"cable_m_{key}") is not None:
+        return float(p[f"cable_m_{key}"])
+    node = cat.node_types.get(entry.get("node_type"), {})
+    rack_kw = float(cat.sites.get(entry["name"], {}).get("rack_kw") or p.get("rack_kw") or 0)
+    per_rack = max(1, int(rack_kw // float(node.get("node_power_kw") or 1) + 1e-9)) if rack_kw else 1
+    rise = 2 * float(p.get("cable_rise_m") or 0)
+    if tier != "node_leaf":
+        return rise
+    leaf = tier_rows(entry).get("leaf", {})
+    rail = entry.get("topology") in ("rail_optimized", "rail_only")
+    served = int(leaf.get("down_ports") or 0) if rail else -(-int(leaf.get("down_ports") or 0) // int(entry["rails"]))
+    racks = -(-min(served, int(entry.get("nodes") or 0)) // per_rack)
+    if racks <= 1 and not rail:
+        return 0.0
+    pitch = min(float(p.get("rack_pitch_m") or 0), float(p.get("row_pitch_m") or 0))
+    return rise + math.ceil((math.sqrt(2 * max(racks, 1) + 1) - 1) / 2 - 1e-9) * pitch
 def check_site_bom(entry, graph, cat, design) -> list[str]:
     """BOM quantities equal the graph: nodes, switches per model (plus DCI routers), cables and
     modules per item."""

@@ -35,8 +35,6 @@ import networkx as nx
 from designer.inputs.catalog import port_modes
 
 SWITCH_ROLES = ("leaf", "spine", "core")
-LENGTH_KEYS = {"node_leaf": "cable_m_node_leaf", "leaf_spine": "cable_m_leaf_spine",
-               "leaf_leaf": "cable_m_leaf_spine", "spine_core": "cable_m_spine_core"}
 
 
 class Catalog:
@@ -57,9 +55,6 @@ class Catalog:
 
     def speeds(self, model: str) -> set[int]:
         return set(self.modes[model])
-
-    def length_m(self, tier: str) -> float:
-        return float(self.project.get(LENGTH_KEYS[tier]) or 0.0)
 
 
 def device_prefix(site: str) -> str:
@@ -137,7 +132,7 @@ class Wiring:
             return
         cable = self.links.get(tier, {})
         self.g.add_edge(a, b, count=count, gbps=int(gbps), tier=tier, item=str(cable.get("item", "")),
-                        kind=str(cable.get("kind", "")), length_m=self.cat.length_m(tier))
+                        kind=str(cable.get("kind", "")), length_m=float(cable.get("length_m") or 0.0))
 
     def network(self, k: int, plane: int, rail: int | None) -> None:
         topology = self.entry["topology"]

@@ -146,12 +146,22 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
     _f("max_sites", "int", "most sites to open (blank: no limit)", "", ge=1, example=2),
     _f("horizon_years", "float", "years of energy cost added to the objective "
        "(0: capex only)", "years", default=0.0, ge=0, example=5),
-    _positive("cable_m_node_leaf", "typical cable length node to leaf", "m", default=3.0,
+    _positive("rack_kw", "power a rack of nodes may draw (nodes per rack = rack_kw / node_power_kw, at least "
+              "one); a site's own rack_kw replaces it", "kW", default=40.0, example=40),
+    _positive("racks_per_row", "racks in one row of the data hall", "", "int", default=20, example=20),
+    _positive("rack_pitch_m", "distance between neighbouring racks of a row", "m", default=0.6, example=0.6),
+    _positive("row_pitch_m", "distance between neighbouring rows (rack depth and one aisle)", "m",
+              default=2.1, example=2.1),
+    _f("cable_rise_m", "float", "cable from a device up to the overhead tray, each end", "m", default=2.0,
+       ge=0, example=2),
+    _positive("cable_in_rack_m", "cable from a node to a leaf in its own rack", "m", default=2.0, example=2),
+    _f("cable_slack", "float", "share added to every tray run for routing and service loops", "",
+       default=0.1, ge=0, le=1, example=0.1, notation="share"),
+    _positive("cable_m_node_leaf", "cable length node to leaf for every fabric (blank: from the layout)", "m",
               example=3),
-    _positive("cable_m_leaf_spine", "typical cable length leaf to spine", "m", default=50.0,
-              example=50),
-    _positive("cable_m_spine_core", "typical cable length spine to core", "m", default=150.0,
-              example=150),
+    _positive("cable_m_leaf_spine", "cable length leaf to spine, or leaf to leaf in a mesh (blank: from the "
+              "layout)", "m", example=50),
+    _positive("cable_m_spine_core", "cable length spine to core (blank: from the layout)", "m", example=150),
     _f("catalog", "enum", "replace: a catalog sheet in the workbook replaces the default table; extend: "
        "its rows are added to the default table, a row of the same name overriding the default one",
        default="replace", allowed=CATALOG_MODES),
@@ -171,6 +181,8 @@ SITES = Sheet("sites", "table", "Candidate data-center sites, one row each.", (
     _f("lat", "float", "latitude, for the map (optional)", "degrees", ge=-90, le=90, example=32.8),
     _f("lon", "float", "longitude, for the map (optional)", "degrees", ge=-180, le=180,
        example=-96.8),
+    _positive("rack_kw", "power a rack of nodes may draw here (blank: the project's rack_kw)", "kW",
+              example=40),
     _f("status", "enum", "candidate: the solver decides; required: must open; excluded: "
        "never opened", default="candidate", allowed=STATUSES),
 ), required=True, key="name", nonempty=True)
@@ -290,6 +302,10 @@ UPPER: dict[tuple[str, str], float] = {
     ("project", "horizon_years"): 50,  # longer than any facility's life
     ("project", "cable_m_node_leaf"): 10_000, ("project", "cable_m_leaf_spine"): 10_000,
     ("project", "cable_m_spine_core"): 10_000,  # 10 km: the largest campus
+    ("project", "rack_kw"): 2_000, ("sites", "rack_kw"): 2_000,  # as node_power_kw: a rack-scale node's rack
+    ("project", "racks_per_row"): 1_000,  # a row of 600 m
+    ("project", "rack_pitch_m"): 10, ("project", "row_pitch_m"): 100,  # racks are 0.6-1.2 m wide, rows ~2-5 m apart
+    ("project", "cable_rise_m"): 100, ("project", "cable_in_rack_m"): 100,  # a rack stands ~2.2 m tall
     ("sites", "power_mw"): 100_000,  # 100 GW: twenty times the largest campus announced (5 GW)
     ("sites", "pue"): 5,  # the worst facilities run at 2-3
     ("sites", "max_nodes"): 10_000_000,  # a site holding gpus_required's bound in one-GPU nodes

@@ -12,6 +12,8 @@ import pyomo.environ as pyo
 
 import designer
 from designer.inputs.echo import inputs_echo, plain
+from models.layout import site_layout
+from models.modes import hall_nodes, site_rack_kw
 from models.intersite import bdp_mb, channels_per_pair
 from models.network import (
     HOURS_PER_YEAR,
@@ -236,8 +238,20 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "rails": data.rails, "endpoints": nodes * int(node["nics_per_node"]),
         "scalable_units": ival(model.su[s, i]) if (s, i) in model.SM_su else None,
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
-        "mode_id": mode.id, "node_type": str(node.name),
+        "mode_id": mode.id, "node_type": str(node.name), "layout": site_layout_echo(data, s, mode, nodes),
     }
+
+
+def site_layout_echo(data, s: str, mode, nodes: int) -> dict:
+    """The implicit floor the fabric's cable lengths come from (models.layout)."""
+    rack_kw = site_rack_kw(data.inputs, s)
+    layout = site_layout(data.inputs.project, rack_kw, float(data.node["node_power_kw"]))
+    return {"basis": "implicit layout", "rack_kw": rack_kw, "nodes_per_rack": layout.nodes_per_rack,
+            "node_racks": layout.racks(nodes) if nodes else 0,
+            "footprint_nodes": min(mode.node_cap, hall_nodes(data.site_node_limit(s))),
+            "racks_per_row": layout.racks_per_row, "rack_pitch_m": layout.rack_pitch_m,
+            "row_pitch_m": layout.row_pitch_m, "rise_m": layout.rise_m, "slack": layout.slack,
+            "planner_lengths": dict(layout.fixed)}
 
 
 def workload_estimate(data, open_sites, links) -> dict | None:

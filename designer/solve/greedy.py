@@ -199,6 +199,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             total = np.where(fits, node_w * grid + w, np.inf)
             total = np.minimum.accumulate(total[::-1])[::-1]  # most nodes n with total(n') <= budget, n' >= n
             most[i] = np.searchsorted(total, budget * (1 + 1e-12), side="right")
+            most[i] *= np.array([s in modes[i].sites for s in order])  # a mode's cables are for its sites
         cap = {s: min(limit[s], int(most[:, k].max())) for k, s in enumerate(order)}
         placed, left = {}, job
         for s in order:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from models import workload as wl
 from models.dominance import prune
 from models.intersite import prepare
@@ -31,8 +33,8 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
                 data.modeset.filtered[reason] += 1
                 data.modeset.examples.setdefault(reason, mode.id)
         data.modes = [mode for i, mode in enumerate(data.modes) if i in usable]
-    limit = max((data.site_node_limit(s) for s in data.sites), default=0)
-    data.modes, dominated = prune(data.modes, inputs, limit, pruning_criteria(data, latency_cap))
+    limits = {s: data.site_node_limit(s) for s in data.sites}
+    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap))
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
@@ -44,6 +46,9 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
     return data
 
 
+INF = math.inf
+
+
 def pruning_criteria(data: ModelData, latency_cap: float | None):
     """Figures besides cost and power that the model reads from a mode (lower is better): the worst-case
     latency when it is the objective (first min_latency stage), and the intra-site all-reduce bound at
@@ -53,19 +58,19 @@ def pruning_criteria(data: ModelData, latency_cap: float | None):
         columns.append([mode.latency_us for mode in data.modes])
     if data.workload is not None:
         bounds = intra_bounds(data)
-        allowed = {s: [i for i in range(len(data.modes)) if bounds[s, i] <= data.workload["t_max_s"]]
+        allowed = {s: [i for i in range(len(data.modes)) if (s, i) in bounds and bounds[s, i] <= data.workload["t_max_s"]]
                    for s in data.sites}
         data.intra_s = bounds
         if workload_rows(data, allowed)[2]:
-            columns += [[bounds[s, i] for i in range(len(data.modes))] for s in data.sites]
+            columns += [[bounds.get((s, i), INF) for i in range(len(data.modes))] for s in data.sites]
         else:  # the inter-site rows are implied: only where a mode is allowed matters
-            columns += [[0.0 if bounds[s, i] <= data.workload["t_max_s"] else 1.0 for i in range(len(data.modes))]
-                        for s in data.sites]
+            columns += [[0.0 if bounds.get((s, i), INF) <= data.workload["t_max_s"] else 1.0
+                         for i in range(len(data.modes))] for s in data.sites]
     return list(zip(*columns)) if columns else None
 
 
 def intra_bounds(data: ModelData) -> dict:
-    """Upper bound on each (site, mode)'s intra-site ring time: the ring over the most GPUs the site could
+    """Upper bound on each (site, mode)'s intra-site ring time (where the mode applies): the ring over the most GPUs the site could
     hold for the job by space and power (all of the job's GPUs for a single-site design: then exact)."""
     params = data.workload
     node = data.node
@@ -74,6 +79,8 @@ def intra_bounds(data: ModelData) -> dict:
     for s in data.sites:
         n = min(params["n_gpus"], gpn * data.site_node_limit(s))
         for i, mode in enumerate(data.modes):
+            if s not in mode.sites:
+                continue
             eff = float(data.inputs.protocols.loc[mode.protocol, "efficiency"])
             bw, lat = wl.ring_s(params["bytes"], n, wl.per_gpu_gbps(node, eff, mode.oversubscription),
                                 mode.latency_us)

@@ -1,0 +1,72 @@
+"""Cable lengths from the implicit floor layout (models.layout), worked out by hand, and what they do to a
+design: the cable the MILP buys reaches the length the layout gives, per site.
+
+Default geometry (project keys): racks 0.6 m apart, rows 2.1 m apart, 20 racks a row, 2 m up to the tray at
+each end, 2 m inside a rack, 10% slack. A run from a serving rack to the farthest of R racks:
+(ceil(min(R, 20) / 2) x 0.6 + floor(ceil(R / 20) / 2) x 2.1 + 4) x 1.1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from models.layout import Layout, tier_lengths
+from tests.test_model import NODE, SR, design, link_counts, opened, site, tables
+
+DEFAULT = Layout(nodes_per_rack=3, rack_pitch_m=0.6, row_pitch_m=2.1, racks_per_row=20, rise_m=2.0, in_rack_m=2.0,
+                 slack=0.1)
+
+
+def test_runs_along_and_across_rows():
+    # 22 racks: 2 rows; 10 pitches along (6.0 m), 1 row across (2.1 m), 4 m up and down: 12.1 m x 1.1
+    assert DEFAULT.run(22) == pytest.approx(13.31)
+    # 1 rack beside a network rack: 1 pitch, (0.6 + 4) x 1.1
+    assert DEFAULT.run(1, rail=True) == pytest.approx(5.06)
+    # 100 racks: 5 rows, 2 across (4.2 m), 10 along (6.0 m): 14.2 x 1.1
+    assert DEFAULT.run(100) == pytest.approx(15.62)
+
+
+def test_rail_leaf_serves_a_scalable_unit_across_racks():
+    """A rail-optimized SU of 64 nodes at 3 a rack spans 22 racks: its rail leaves are 13.3 m of cable from
+    the farthest node (no 3 m DAC reaches); the spines stand across a hall of 1,000 nodes (334 racks: 17
+    rows, 8 across = 16.8 m, 10 along = 6 m): (22.8 + 4) x 1.1 = 29.48 m."""
+    lengths = tier_lengths(DEFAULT, "rail_optimized", 2, d1=64, d2=0, rails=8, footprint=1_000)
+    assert lengths == {"node_leaf": 13.3, "leaf_spine": 29.5}
+
+
+def test_top_of_rack_leaf_stays_in_its_rack():
+    """A leaf_spine leaf of 32 NIC ports serves 4 nodes of 8 NICs: in a rack of 4 it sits in the rack (2 m);
+    in racks of 3 it serves 2 racks from one of them: (0.6 + 4) x 1.1 = 5.06 m."""
+    four = Layout(4, 0.6, 2.1, 20, 2.0, 2.0, 0.1)
+    assert tier_lengths(four, "leaf_spine", 2, d1=32, d2=0, rails=8, footprint=64)["node_leaf"] == 2.0
+    assert tier_lengths(DEFAULT, "leaf_spine", 2, d1=32, d2=0, rails=8, footprint=64)["node_leaf"] == 5.1
+
+
+def test_three_tiers_span_a_pod_then_the_hall():
+    """fat_tree_3, 8 NICs a node, leaves of 32 down, aggregation of 32 down: a pod holds 32 x 32 / 8 = 128
+    nodes (43 racks: 3 rows, 1 across, 10 along: (2.1 + 6 + 4) x 1.1 = 13.31); the hall of 10,000 nodes
+    (3,334 racks: 167 rows, 83 across = 174.3 m, 10 along): (174.3 + 6 + 4) x 1.1 = 202.73 m."""
+    lengths = tier_lengths(DEFAULT, "fat_tree_3", 3, d1=32, d2=32, rails=8, footprint=10_000)
+    assert lengths == {"node_leaf": 5.1, "leaf_spine": 13.3, "spine_core": 202.7}
+
+
+def test_a_planner_length_replaces_the_layout():
+    fixed = Layout(3, 0.6, 2.1, 20, 2.0, 2.0, 0.1, fixed=(("node_leaf", 3.0),))
+    assert tier_lengths(fixed, "rail_optimized", 2, d1=64, d2=0, rails=8, footprint=1_000)["node_leaf"] == 3.0
+
+
+@pytest.mark.parametrize("rack_kw, per_rack, item, items, metres", [
+    (40, 4, "dac400", 32, 2.0),  # the switch in the nodes' rack: the 3 m DAC reaches
+    (25, 2, SR["name"], 64, 5.1),  # 2 racks: (0.6 + 4) x 1.1 m, only the 500 m transceiver reaches
+])
+def test_a_site_gets_the_cables_its_racks_need(tmp_path, rack_kw, per_rack, item, items, metres):
+    """4 nodes (8 GPUs, 10 kW, 8 x 400G) on one 64 x 400G switch (a 1-tier leaf_mesh); the site's rack_kw sets
+    how many nodes share a rack and so the node-leaf length and cable."""
+    book = tables(32, sites=[site("s1", rack_kw=rack_kw)], topologies_allowed="leaf_mesh", cable_m_node_leaf=None)
+    got = opened(design(tmp_path, book))["s1"]
+    assert link_counts(got)["node_leaf"] == (32, item, items)
+    assert got["fabric_links"][0]["length_m"] == metres
+    assert got["layout"]["nodes_per_rack"] == per_rack and got["layout"]["rack_kw"] == rack_kw
+    # propagation over the worst path: node to switch and back down, 2 x metres x 5 ns/m
+    assert got["latency_breakdown_us"]["propagation"] == pytest.approx(2 * metres * 5e-3)
+    assert NODE["node_power_kw"] == 10.0
