@@ -6,7 +6,8 @@ limit), to which ``add_elastic`` adds penalised slack measured against the plann
 
 - budget:  total_cost / 1e6 <= budget_usd / 1e6 + slack_budget          (millions of USD)
 - power:   mw_s <= power_mw_s + slack_power_s                            (MW, per site)
-- space:   sum_m nodes_sm <= max_nodes_s + slack_space_s                 (nodes, per site)
+- space:   sum_m nodes_sm <= max_nodes_s + slack_space_s                 (nodes, per site; max_nodes_s
+           is the floorplan's racks x nodes_per_rack where that is less)
 - demand:  sum_sm gpus_per_node nodes_sm >= gpus_required - slack_demand (GPUs; replaces ``demand``)
 - latency: worst_latency <= max_fabric_latency_us + slack_latency        (us, when lifted)
 - RTT:     a used route above max_site_rtt_ms pays (rtt_r - limit) / limit
@@ -22,6 +23,8 @@ import math
 from dataclasses import dataclass, field, replace
 
 import pyomo.environ as pyo
+
+from models.modes import floor_capacity
 
 MILLION = 1e6
 WEIGHTS = {"budget": 1.0, "power": 1.0, "space": 1.0, "latency": 1.0, "rtt": 1.0, "demand": 10.0}
@@ -48,7 +51,7 @@ class Limits:
         lifted = tuple(k for k in LIFTABLE if k in lift and project.get(k) is not None)
         return cls(gpus_required=int(project["gpus_required"]), budget_usd=project.get("budget_usd"),
                    power_mw={s: float(v) for s, v in inputs.sites["power_mw"].items()},
-                   max_nodes={s: int(v) for s, v in inputs.sites["max_nodes"].items()},
+                   max_nodes={s: min(int(v), floor_capacity(inputs, s)) for s, v in inputs.sites["max_nodes"].items()},
                    max_fabric_latency_us=project.get("max_fabric_latency_us"),
                    max_site_rtt_ms=project.get("max_site_rtt_ms"), lifted=lifted)
 
@@ -72,7 +75,10 @@ def loosen(inputs, lift: tuple[str, ...] = ()):
     ample_power = (ample_nodes * node_mw * sites["pue"] * NETWORK_POWER_FACTOR).combine(sites["power_mw"], max)
     sites["max_nodes"] = ample_nodes
     sites["power_mw"] = ample_power.astype("float64")
-    return replace(inputs, project=project, sites=sites)
+    floorplan = inputs.floorplan.copy()
+    if len(floorplan):  # rows enough for the whole job at any site
+        floorplan["rows"] = need
+    return replace(inputs, project=project, sites=sites, floorplan=floorplan)
 
 
 def add_elastic(m, data, limits: Limits, weights: dict | None = None) -> None:

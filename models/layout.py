@@ -61,12 +61,16 @@ class Layout:
         return max(1, math.ceil(nodes / self.nodes_per_rack))
 
 
-def site_layout(project: dict, rack_kw: float, node_kw: float) -> Layout:
-    """The layout of a site whose racks take ``rack_kw`` kW, for nodes of ``node_kw`` kW each."""
+def site_layout(project: dict, rack_kw: float, node_kw: float, floor: dict | None = None) -> Layout:
+    """The layout of a site whose racks take ``rack_kw`` kW, for nodes of ``node_kw`` kW each; a floorplan
+    row (``floor``) gives the site's own rows, nodes per rack and pitches."""
     fixed = tuple((tier, float(project[f"cable_m_{tier}"])) for tier in TIERS
                   if project.get(f"cable_m_{tier}") is not None)
-    return Layout(nodes_per_rack=max(1, int(rack_kw // node_kw + 1e-9)), rack_pitch_m=float(project["rack_pitch_m"]),
-                  row_pitch_m=float(project["row_pitch_m"]), racks_per_row=int(project["racks_per_row"]),
+    floor = {k: v for k, v in (floor or {}).items() if v is not None and v == v}
+    per_rack = int(floor.get("nodes_per_rack") or max(1, int(rack_kw // node_kw + 1e-9)))
+    return Layout(nodes_per_rack=per_rack, rack_pitch_m=float(floor.get("rack_pitch_m", project["rack_pitch_m"])),
+                  row_pitch_m=float(floor.get("row_pitch_m", project["row_pitch_m"])),
+                  racks_per_row=int(floor.get("racks_per_row", project["racks_per_row"])),
                   rise_m=float(project["cable_rise_m"]), in_rack_m=float(project["cable_in_rack_m"]),
                   slack=float(project["cable_slack"]), fixed=fixed)
 

@@ -185,13 +185,36 @@ def pool_gbps(switch_row) -> float:
 
 
 def site_node_limits(inputs) -> dict[str, int]:
-    """Most nodes each usable site needs or can hold in any mode: space, facility power for the nodes alone,
-    and the job itself (an optimal design never puts more nodes at one site than the whole job needs)."""
+    """Most nodes each usable site needs or can hold in any mode: space (max_nodes, and the racks of its
+    floorplan), facility power for the nodes alone, and the job itself (an optimal design never puts more
+    nodes at one site than the whole job needs)."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     node_w = float(node["node_power_kw"]) * 1e3
     job = -(-int(inputs.project["gpus_required"]) // int(node["gpus_per_node"]))
-    return {s: min(int(row["max_nodes"]), int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w), job)
+    return {s: min(int(row["max_nodes"]), int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w), job,
+                   floor_capacity(inputs, s))
             for s, row in inputs.sites.iterrows() if row["status"] != "excluded"}
+
+
+def site_floor(inputs, site: str) -> dict | None:
+    """The site's floorplan row, if the workbook has one."""
+    plan = getattr(inputs, "floorplan", None)
+    return None if plan is None or site not in plan.index else plan.loc[site].to_dict()
+
+
+def site_layout_of(inputs, site: str):
+    """The site's layout (models.layout): its floorplan, else the project's layout keys and its rack_kw."""
+    node_kw = float(inputs.node_types.loc[inputs.project["node_type"], "node_power_kw"])
+    return site_layout(inputs.project, site_rack_kw(inputs, site), node_kw, site_floor(inputs, site))
+
+
+def floor_capacity(inputs, site: str) -> int:
+    """Nodes the site's floorplan racks hold (rows x racks_per_row x nodes_per_rack); no bound without one."""
+    floor = site_floor(inputs, site)
+    if floor is None:
+        return 1 << 62
+    layout = site_layout_of(inputs, site)
+    return int(floor["rows"]) * int(floor["racks_per_row"]) * layout.nodes_per_rack
 
 
 def enumerate_modes(inputs) -> ModeSet:
@@ -256,11 +279,9 @@ class SiteFloors:
     gets there, once per fabric geometry."""
 
     def __init__(self, inputs, rails: int):
-        project = inputs.project
-        node_kw = float(inputs.node_types.loc[project["node_type"], "node_power_kw"])
         self.limits = site_node_limits(inputs)
         self.rails = rails
-        self.layouts = {s: site_layout(project, site_rack_kw(inputs, s), node_kw) for s in self.limits}
+        self.layouts = {s: site_layout_of(inputs, s) for s in self.limits}
         self._groups: dict = {}
 
     def groups(self, fabric: Mode) -> list[tuple[dict, frozenset]]:
@@ -278,7 +299,10 @@ class SiteFloors:
 
 
 def site_rack_kw(inputs, site: str) -> float:
-    """The rack power of a site: its own rack_kw, else the project's."""
+    """The rack power of a site: its floorplan's, its own rack_kw, else the project's."""
+    floor = site_floor(inputs, site)
+    if floor is not None:
+        return float(floor["rack_kw"])
     value = inputs.sites.loc[site].get("rack_kw") if "rack_kw" in inputs.sites.columns else None
     return float(inputs.project["rack_kw"] if value is None or value != value else value)
 

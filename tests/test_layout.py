@@ -70,3 +70,70 @@ def test_a_site_gets_the_cables_its_racks_need(tmp_path, rack_kw, per_rack, item
     # propagation over the worst path: node to switch and back down, 2 x metres x 5 ns/m
     assert got["latency_breakdown_us"]["propagation"] == pytest.approx(2 * metres * 5e-3)
     assert NODE["node_power_kw"] == 10.0
+
+
+# --------------------------------------------------------------------------------------------------
+# A floorplan sheet: the site's own racks, pitches and rack power
+# --------------------------------------------------------------------------------------------------
+
+def floor_book(gpus: int, **floor) -> dict:
+    """One site of n8 nodes (10 kW, 8 x 400G) on one 64 x 400G switch, with a floorplan row."""
+    book = tables(gpus, topologies_allowed="leaf_mesh", cable_m_node_leaf=None)
+    book["floorplan"] = [dict(site="s1", rows=2, racks_per_row=4, rack_kw=40, **floor)]
+    return book
+
+
+def test_floorplan_sets_the_lengths_and_bounds_the_nodes(tmp_path):
+    """2 nodes a rack 1.2 m apart: 4 nodes fill 2 racks, the switch 1 pitch from the far one:
+    (1.2 + 4) x 1.1 = 5.72 m, so the transceiver; 2 rows x 4 racks x 2 nodes = 16 nodes at most."""
+    got = opened(design(tmp_path, floor_book(32, nodes_per_rack=2, rack_pitch_m=1.2)))["s1"]
+    assert got["fabric_links"][0]["length_m"] == 5.7 and got["fabric_links"][0]["item"] == SR["name"]
+    assert got["layout"]["basis"] == "floorplan" and got["layout"]["rows"] == 2
+    assert got["layout"]["node_racks"] == 2
+
+
+def test_floorplan_racks_full_names_its_rows(tmp_path):
+    """17 nodes need 9 racks of 2; the floor has 8: the diagnosis adds a row of 4 racks (8 nodes), and the
+    workbook with that row solves."""
+    from designer.errors import Infeasible
+    from designer.inputs.workbook import load_inputs
+    from designer.inputs.writer import write_workbook
+    from designer.solve.run import SolveOptions, solve
+
+    inputs = load_inputs(write_workbook(tmp_path / "full.xlsx", floor_book(17 * 8, nodes_per_rack=2)))
+    with pytest.raises(Infeasible) as caught:
+        solve(inputs, SolveOptions())
+    change = next(c for c in caught.value.details["diagnosis"]["changes"] if c["knob"] == "rows")
+    assert (change["scope"], change["current"], change["needed"]) == ("floorplan.s1", 2, 3)
+    assert "floorplan rows 2 -> 3" in change["message"]
+    fixed = floor_book(17 * 8, nodes_per_rack=2)
+    fixed["floorplan"][0]["rows"] = 3
+    assert opened(design(tmp_path, fixed, "fixed"))["s1"]["nodes"] == 17
+
+
+def test_rack_power_is_a_constraint(tmp_path):
+    from designer.errors import InputError
+    from designer.inputs.workbook import load_inputs
+    from designer.inputs.writer import write_workbook
+
+    with pytest.raises(InputError) as caught:
+        load_inputs(write_workbook(tmp_path / "hot.xlsx", floor_book(32, nodes_per_rack=5)))
+    assert [str(p) for p in caught.value.problems] == [
+        "floorplan!E2 nodes_per_rack: 5 x n8 draw 50 kW, above the rack's 40 kW, got 5 (fix: enter at most 4 or "
+        "raise rack_kw)"]
+
+
+def test_audit_holds_the_design_to_its_floor(tmp_path):
+    """The audit re-checks the floorplan: 4 nodes in 2 racks of 2 do not fit a floor of 1 rack, and 2 n8 nodes
+    (20 kW) are above a 15 kW rack."""
+    import copy
+
+    from designer.audit.checks import audit
+
+    solution = design(tmp_path, floor_book(32, nodes_per_rack=2))
+    assert not audit(solution)
+    tight = copy.deepcopy(solution)
+    tight["inputs"]["floorplan"][0].update(rows=1, racks_per_row=1, rack_kw=15)
+    found = audit(tight)
+    assert "s1: 4 nodes fill 2 racks, the floorplan has 1" in found
+    assert "s1: 2 nodes a rack draw 20 kW, above rack_kw 15" in found

@@ -351,6 +351,25 @@ def check_cables(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def check_floor(entry, graph, cat, design) -> list[str]:
+    """Where the workbook has a floorplan for the site: the nodes' racks fit its rows, and a rack's nodes
+    draw no more than its rack_kw."""
+    floor = cat.floorplan.get(entry["name"])
+    if not floor:
+        return []
+    node = cat.node_types.get(entry.get("node_type"), {})
+    kw = float(node.get("node_power_kw") or 0)
+    per_rack = int(floor.get("nodes_per_rack") or (int(float(floor["rack_kw"]) // kw + 1e-9) if kw else 1))
+    out = []
+    if per_rack * kw > float(floor["rack_kw"]) + 1e-9:
+        out.append(f"{entry['name']}: {per_rack} nodes a rack draw {per_rack * kw:g} kW, above rack_kw {floor['rack_kw']:g}")
+    racks = -(-int(entry.get("nodes") or 0) // max(per_rack, 1))
+    room = int(floor["rows"]) * int(floor["racks_per_row"])
+    if racks > room:
+        out.append(f"{entry['name']}: {entry['nodes']:,} nodes fill {racks:,} racks, the floorplan has {room:,}")
+    return out
+
+
 def least_length_m(entry, tier: str, cat) -> float:
     """The shortest cable a tier can have on the design's floor: a planner's length as given; a node in the
     rack of its leaf (a top-of-rack leaf serving no more nodes than a rack holds) needs no tray run; every
@@ -363,8 +382,10 @@ def least_length_m(entry, tier: str, cat) -> float:
     if p.get(f"cable_m_{key}") is not None:
         return float(p[f"cable_m_{key}"])
     node = cat.node_types.get(entry.get("node_type"), {})
-    rack_kw = float(cat.sites.get(entry["name"], {}).get("rack_kw") or p.get("rack_kw") or 0)
+    floor = cat.floorplan.get(entry["name"]) or {}
+    rack_kw = float(floor.get("rack_kw") or cat.sites.get(entry["name"], {}).get("rack_kw") or p.get("rack_kw") or 0)
     per_rack = max(1, int(rack_kw // float(node.get("node_power_kw") or 1) + 1e-9)) if rack_kw else 1
+    per_rack = int(floor.get("nodes_per_rack") or per_rack)
     rise = 2 * float(p.get("cable_rise_m") or 0)
     if tier != "node_leaf":
         return rise
@@ -374,7 +395,8 @@ def least_length_m(entry, tier: str, cat) -> float:
     racks = -(-min(served, int(entry.get("nodes") or 0)) // per_rack)
     if racks <= 1 and not rail:
         return 0.0
-    pitch = min(float(p.get("rack_pitch_m") or 0), float(p.get("row_pitch_m") or 0))
+    pitch = min(float(floor.get("rack_pitch_m") or p.get("rack_pitch_m") or 0),
+                float(floor.get("row_pitch_m") or p.get("row_pitch_m") or 0))
     return rise + math.ceil((math.sqrt(2 * max(racks, 1) + 1) - 1) / 2 - 1e-9) * pitch
 def check_site_bom(entry, graph, cat, design) -> list[str]:
     """BOM quantities equal the graph: nodes, switches per model (plus DCI routers), cables and
@@ -425,7 +447,7 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
 
 
 SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
-               check_cables, check_site_bom, check_site_power)
+               check_cables, check_floor, check_site_bom, check_site_power)
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,6 +40,8 @@ def check(parsed: dict[str, Parsed], problems: list[Problem], notices: list[Noti
         _check_planes(parsed["node_types"], problems)
     if "project" in parsed and "sites" in parsed:
         _check_site_counts(parsed["project"], parsed["sites"], problems)
+    if "floorplan" in parsed and "project" in parsed and "node_types" in parsed:
+        _check_rack_power(parsed["floorplan"], parsed["project"], parsed["node_types"], problems)
 
 
 def _names_of(p: Parsed) -> dict[str, str]:
@@ -161,6 +163,28 @@ def _check_site_counts(project: Parsed, sites: Parsed, problems: list[Problem]) 
         problems.append(Problem(project.label, cells["min_sites"], "min_sites", lo,
                                 f"is more than the {usable} sites not excluded",
                                 "lower min_sites or add candidate sites"))
+
+
+def _check_rack_power(floor: Parsed, project: Parsed, nodes: Parsed, problems: list[Problem]) -> None:
+    """Rack power is a constraint where a floorplan gives it: the nodes of one rack draw no more than
+    rack_kw, and at least one node fits a rack."""
+    name = norm(project.records[0]["node_type"] or "")
+    node = next((r for r in nodes.records if norm(r["name"]) == name), None)
+    if node is None or not node.get("node_power_kw"):
+        return
+    kw = float(node["node_power_kw"])
+    for values, cells in zip(floor.records, floor.cells):
+        rack_kw, per_rack = values["rack_kw"], values["nodes_per_rack"]
+        if rack_kw is None:
+            continue
+        if kw > rack_kw:
+            problems.append(Problem(floor.label, cells["rack_kw"], "rack_kw", rack_kw,
+                                    f"one {node['name']} draws {kw:g} kW, more than a rack may",
+                                    f"raise rack_kw to at least {kw:g}"))
+        elif per_rack is not None and per_rack * kw > rack_kw + 1e-9:
+            problems.append(Problem(floor.label, cells["nodes_per_rack"], "nodes_per_rack", per_rack,
+                                    f"{per_rack} x {node['name']} draw {per_rack * kw:g} kW, above the rack's "
+                                    f"{rack_kw:g} kW", f"enter at most {int(rack_kw // kw)} or raise rack_kw"))
 
 
 # --- plausibility: values no plan has, as warnings -----------------------------------------------

@@ -24,6 +24,7 @@ def inputs_echo(inputs) -> dict:
         "workload": {k: plain(v) for k, v in inputs.workload.items()} if inputs.workload else None,
         "sites": records(inputs.sites, "name"),
         "routes": [{c: plain(v) for c, v in row.items()} for _, row in inputs.routes.iterrows()],
+        "floorplan": records(inputs.floorplan, "site"),
         "node_types": records(inputs.node_types, "name"), "switches": records(inputs.switches, "model"),
         "optics": records(inputs.optics, "name"), "coherent": records(inputs.coherent, "name"),
         "amplifiers": records(inputs.amplifiers, "name"), "protocols": records(inputs.protocols, "name"),

@@ -198,6 +198,20 @@ ROUTES = Sheet("routes", "table", "Fiber routes between two sites; no row = no d
               default=80.0, example=80),
 ))
 
+FLOORPLAN = Sheet("floorplan", "table", "Optional floor of a site's data hall, one row per site: cable lengths come "
+                  "from it (else from the project's layout keys) and its racks bound the nodes.", (
+    _f("site", "str", "the site: a sites name", required=True, ref="sites", example="dallas"),
+    _positive("rows", "rows of racks the hall has for nodes and network racks", "", "int", required=True,
+              example=40),
+    _positive("racks_per_row", "racks in one row", "", "int", required=True, example=20),
+    _positive("rack_kw", "power one rack may draw: the nodes in a rack may not draw more", "kW", required=True,
+              example=40),
+    _positive("nodes_per_rack", "nodes in one rack (blank: as many as rack_kw feeds)", "", "int", example=4),
+    _positive("rack_pitch_m", "distance between neighbouring racks of a row (blank: the project's)", "m",
+              example=0.6),
+    _positive("row_pitch_m", "distance between neighbouring rows (blank: the project's)", "m", example=2.1),
+), key="site")
+
 WORKLOAD = Sheet("workload", "keys", "Optional training workload: adds a limit on the "
                  "estimated all-reduce time (leave every value blank for none).", (
     _positive("model_params_billion", "model parameters", "billion", required=True, example=70),
@@ -303,6 +317,9 @@ UPPER: dict[tuple[str, str], float] = {
     ("project", "cable_m_node_leaf"): 10_000, ("project", "cable_m_leaf_spine"): 10_000,
     ("project", "cable_m_spine_core"): 10_000,  # 10 km: the largest campus
     ("project", "rack_kw"): 2_000, ("sites", "rack_kw"): 2_000,  # as node_power_kw: a rack-scale node's rack
+    ("floorplan", "rack_kw"): 2_000, ("floorplan", "nodes_per_rack"): 1_000,
+    ("floorplan", "rows"): 10_000, ("floorplan", "racks_per_row"): 1_000,  # 100 ha of hall at most
+    ("floorplan", "rack_pitch_m"): 10, ("floorplan", "row_pitch_m"): 100,
     ("project", "racks_per_row"): 1_000,  # a row of 600 m
     ("project", "rack_pitch_m"): 10, ("project", "row_pitch_m"): 100,  # racks are 0.6-1.2 m wide, rows ~2-5 m apart
     ("project", "cable_rise_m"): 100, ("project", "cable_in_rack_m"): 100,  # a rack stands ~2.2 m tall
@@ -365,7 +382,7 @@ def _bound(sheet: str, field: Field) -> Field:
 
 
 SHEETS: dict[str, Sheet] = {s.name: _bounded(s) for s in (
-    PROJECT, SITES, ROUTES, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,
+    PROJECT, SITES, ROUTES, FLOORPLAN, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,
     PROTOCOLS)}
 CATALOG_SHEETS = tuple(name for name, s in SHEETS.items() if s.catalog)
 

@@ -1,6 +1,6 @@
 """The blank planner workbook: every sheet and column, a note per column, drop-down lists.
 
-The project sheet lists every key (defaults filled in), sites/routes/workload are empty and the
+The project sheet lists every key (defaults filled in), sites/routes/floorplan/workload are empty and the
 catalog sheets hold the default catalog for the planner to edit. Filling in gpus_required,
 node_type and one site gives a workbook that loads without problems.
 """
@@ -26,7 +26,7 @@ def write_template(path: str | Path) -> Path:
     """Write the blank workbook to ``path`` and return the path."""
     tables: dict[str, object] = {
         "project": {f.name: f.default for f in PROJECT.fields},
-        "sites": [], "routes": [],
+        "sites": [], "routes": [], "floorplan": [],
         "workload": {f.name: None for f in WORKLOAD.fields},
         **load_catalog(),
     }

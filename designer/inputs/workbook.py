@@ -44,6 +44,7 @@ class Inputs:
     project: dict
     sites: pd.DataFrame
     routes: pd.DataFrame
+    floorplan: pd.DataFrame
     workload: dict | None
     node_types: pd.DataFrame
     switches: pd.DataFrame

@@ -209,7 +209,21 @@ def fabric_summary(site: dict) -> dict:
             "link_gbps": site.get("link_gbps"), "oversubscription": site.get("oversubscription"),
             "scalable_units": site.get("scalable_units"), "tiers": tiers,
             "links": list(site.get("fabric_links") or []), "dci": dci_tiers(site),
-            "dci_capacity_gbps": site.get("dci_capacity_gbps")}
+            "dci_capacity_gbps": site.get("dci_capacity_gbps"), "floor": floor_text(site)}
+
+
+def floor_text(site: dict) -> str:
+    """Where the cable lengths come from, in a sentence (the site's ``layout``, models.layout)."""
+    lay = site.get("layout")
+    if not lay:
+        return ""
+    given = ", ".join(f"{tier.replace('_', '-')} {m:g} m" for tier, m in (lay.get("planner_lengths") or {}).items())
+    text = (f"Cable lengths from the implicit floor layout: {lay['nodes_per_rack']} node(s) a rack at "
+            f"{lay['rack_kw']:g} kW, {lay['node_racks']:,} racks of nodes in rows of {lay['racks_per_row']} racks "
+            f"{lay['rack_pitch_m']:g} m apart, rows {lay['row_pitch_m']:g} m apart; each run {lay['rise_m']:g} m up "
+            f"to the tray and down at each end, +{lay['slack']:.0%} slack; laid out for a hall of "
+            f"{lay['footprint_nodes']:,} nodes.")
+    return text + (f" The planner's lengths: {given}." if given else "")
 
 
 # --- communication -------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import math
 import time
 
 from designer.formats import money
+from models.modes import site_floor
 
 LATENCY_REASON = "latency above max_fabric_latency_us"  # models.modes.enumerate_modes
 TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6}
@@ -194,6 +195,14 @@ def _changes(inputs, found: dict) -> list[dict]:
         if slack > TOL["space"]:
             cap = limits.max_nodes[site]
             more = math.ceil(slack - 1e-6)
+            floor = site_floor(inputs, site)
+            if floor is not None and cap < int(inputs.sites.loc[site, "max_nodes"]):
+                per_row = int(floor["racks_per_row"]) * (cap // (int(floor["rows"]) * int(floor["racks_per_row"])))
+                rows = int(floor["rows"]) + math.ceil(more / max(per_row, 1))
+                out.append(change("rows", f"floorplan.{site}", int(floor["rows"]), rows, "rows",
+                                  f"site {site} needs racks for {more:,} more nodes ({more * gpn:,} GPUs): "
+                                  f"floorplan rows {int(floor['rows']):,} -> {rows:,}"))
+                continue
             out.append(change("max_nodes", f"sites.{site}", cap, cap + more, "nodes",
                               f"site {site} needs space for {more:,} more nodes ({more * gpn:,} GPUs): "
                               f"max_nodes {cap:,} -> {cap + more:,}"))

@@ -12,8 +12,7 @@ import pyomo.environ as pyo
 
 import designer
 from designer.inputs.echo import inputs_echo, plain
-from models.layout import site_layout
-from models.modes import hall_nodes, site_rack_kw
+from models.modes import hall_nodes, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, channels_per_pair
 from models.network import (
     HOURS_PER_YEAR,
@@ -243,12 +242,14 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
 
 
 def site_layout_echo(data, s: str, mode, nodes: int) -> dict:
-    """The implicit floor the fabric's cable lengths come from (models.layout)."""
-    rack_kw = site_rack_kw(data.inputs, s)
-    layout = site_layout(data.inputs.project, rack_kw, float(data.node["node_power_kw"]))
-    return {"basis": "implicit layout", "rack_kw": rack_kw, "nodes_per_rack": layout.nodes_per_rack,
-            "node_racks": layout.racks(nodes) if nodes else 0,
+    """The floor the fabric's cable lengths come from (models.layout): the site's floorplan or the implicit
+    layout."""
+    layout = site_layout_of(data.inputs, s)
+    floor = site_floor(data.inputs, s)
+    return {"basis": "floorplan" if floor is not None else "implicit layout", "rack_kw": site_rack_kw(data.inputs, s),
+            "nodes_per_rack": layout.nodes_per_rack, "node_racks": layout.racks(nodes) if nodes else 0,
             "footprint_nodes": min(mode.node_cap, hall_nodes(data.site_node_limit(s))),
+            "rows": int(floor["rows"]) if floor is not None else None,
             "racks_per_row": layout.racks_per_row, "rack_pitch_m": layout.rack_pitch_m,
             "row_pitch_m": layout.row_pitch_m, "rise_m": layout.rise_m, "slack": layout.slack,
             "planner_lengths": dict(layout.fixed)}
