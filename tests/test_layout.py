@@ -137,3 +137,20 @@ def test_audit_holds_the_design_to_its_floor(tmp_path):
     found = audit(tight)
     assert "s1: 4 nodes fill 2 racks, the floorplan has 1" in found
     assert "s1: 2 nodes a rack draw 20 kW, above rack_kw 15" in found
+
+
+def test_cabling_names_racks_and_cables(tmp_path):
+    """4 nodes, 2 a rack, one switch: nodes 1-2 in rack r01-01, 3-4 in r01-02, the switch in the rack of the
+    middle node it serves (node 3: r01-02); every cable has its own ID."""
+    import csv
+
+    from designer.outputs.cabling import write_cabling
+
+    solution = design(tmp_path, floor_book(32, nodes_per_rack=2))
+    write_cabling(solution, tmp_path / "cabling.csv")
+    rows = list(csv.DictReader(open(tmp_path / "cabling.csv", encoding="utf-8")))
+    assert len(rows) == 32
+    racks = {(r["device"], r["rack"], r["peer_rack"]) for r in rows}
+    assert racks == {("s1-node-0001", "s1-r01-01", "s1-r01-02"), ("s1-node-0002", "s1-r01-01", "s1-r01-02"),
+                     ("s1-node-0003", "s1-r01-02", "s1-r01-02"), ("s1-node-0004", "s1-r01-02", "s1-r01-02")}
+    assert len({r["cable_id"] for r in rows}) == 32 and rows[0]["cable_id"] == "s1-c0000001"

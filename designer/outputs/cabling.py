@@ -7,6 +7,13 @@ ports (a leaf with 32 down ports has uplinks from p33); mesh links use up ports.
 row unless the plan would exceed GROUP_ABOVE rows: then the NICs on one leaf share one row
 (device ``<leaf>-nodes``, port range ``p1-p32`` on the leaf, ``links`` = NICs), which keeps a
 multi-million-NIC plan a few hundred thousand rows.
+
+``rack``/``peer_rack`` place each end on the site's floor as models.layout lays it out: node k (from 0) in
+rack k // nodes_per_rack, numbered along rows of racks_per_row (``<site>-r03-07``: row 3, rack 7); a rail
+leaf in its scalable unit's network rack (``<site>-su2-net``); a top-of-rack leaf in the rack of the middle
+node it serves; spines and cores in the network row (``<site>-net-spine``, ``<site>-net-core``), DCI routers
+in ``<site>-net-dci``. ``cable_id`` numbers the cables of a site (``<site>-c0000001``) and the wavelengths of
+a route (``<a>--<b>-w00001``).
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from designer.audit.flows import RANK
 from designer.outputs.export import csv_text
 
 COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",
-           "length_class", "links"]
+           "length_class", "links", "rack", "peer_rack", "cable_id"]
+LINKS = COLUMNS.index("links")
 GROUP_ABOVE = 2_000_000
 GRAPHML_NODE = ("role", "model", "ports", "site", "plane", "network", "pod", "rail", "su")
 GRAPHML_EDGE = ("count", "gbps", "tier", "item")
@@ -54,11 +62,42 @@ def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
         for graph in graphs:
             for row in fabric_rows(graph, solution, group):
                 writer.writerow([csv_text(v) for v in row])
-                links += row[-1]
+                links += row[LINKS]
         for row in coherent_rows(solution):
             writer.writerow([csv_text(v) for v in row])
             links += 1
     return links
+
+
+class Floor:
+    """Where a site's devices stand (the module docstring)."""
+
+    def __init__(self, graph: nx.Graph, entry: dict):
+        lay = entry.get("layout") or {}
+        self.graph, self.prefix = graph, device_prefix(graph.graph["site"])
+        self.per_rack = int(lay.get("nodes_per_rack") or 1)
+        self.per_row = int(lay.get("racks_per_row") or 20)
+        self.rail = entry.get("topology") in ("rail_optimized", "rail_only")
+        self.racks: dict[str, str] = {}
+        for group, data in graph.nodes(data=True):
+            if data["role"] == "endpoints":
+                nodes = sorted({n for n, _ in members(graph, group, graph.graph["rails"])})
+                for leaf in graph.adj[group]:
+                    self.racks.setdefault(leaf, self.leaf_rack(leaf, nodes))
+
+    def node_rack(self, k: int) -> str:
+        index = k // self.per_rack
+        return f"{self.prefix}-r{index // self.per_row + 1:02d}-{index % self.per_row + 1:02d}"
+
+    def leaf_rack(self, leaf: str, nodes: list[int]) -> str:
+        su = self.graph.nodes[leaf].get("su")
+        if self.rail and su:
+            return f"{self.prefix}-su{su}-net"
+        return self.node_rack(nodes[len(nodes) // 2]) if nodes else f"{self.prefix}-net-leaf"
+
+    def rack(self, device: str) -> str:
+        role = self.graph.nodes[device]["role"]
+        return self.racks.get(device) or f"{self.prefix}-net-{role}"
 
 
 def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
@@ -67,7 +106,9 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     entry = next(s for s in solution["sites"] if s["name"] == site)
     width = max(4, len(str(entry["nodes"])))
     prefix = device_prefix(site)
+    floor = Floor(graph, entry)
     next_port = defaultdict(int)
+    cables = iter(range(1, 1 << 62))
 
     def port(switch: str, up: bool) -> str:
         key = (switch, up)
@@ -76,22 +117,30 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
         next_port[key] += 1
         return f"p{next_port[key]}"
 
+    def cable_id() -> str:
+        return f"{prefix}-c{next(cables):07d}"
+
     for u, v, e in graph.edges(data=True):
         low, high = sorted((u, v), key=lambda n: RANK[graph.nodes[n]["role"]])
         common = [e["gbps"], e["item"], e["kind"], e["length_m"], length_class(e["length_m"])]
         if graph.nodes[low]["role"] == "endpoints":
+            nodes = members(graph, low, graph.graph["rails"])
             if group:
                 first = port(high, False)
                 for _ in range(e["count"] - 1):
                     last = port(high, False)
-                yield [site, low, "", high, f"{first}-{last}" if e["count"] > 1 else first, *common, e["count"]]
+                racks = f"{floor.node_rack(nodes[0][0])}..{floor.node_rack(nodes[-1][0])}"
+                yield [site, low, "", high, f"{first}-{last}" if e["count"] > 1 else first, *common, e["count"],
+                       racks, floor.rack(high), cable_id()]
                 continue
-            for node, nic in members(graph, low, graph.graph["rails"]):
-                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", high, port(high, False), *common, 1]
+            for node, nic in nodes:
+                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", high, port(high, False), *common, 1,
+                       floor.node_rack(node), floor.rack(high), cable_id()]
             continue
         mesh = e["tier"] == "leaf_leaf"
         for _ in range(e["count"]):
-            yield [site, low, port(low, True), high, port(high, mesh), *common, 1]
+            yield [site, low, port(low, True), high, port(high, mesh), *common, 1, floor.rack(low), floor.rack(high),
+                   cable_id()]
 
 
 def coherent_rows(solution: dict):
@@ -116,10 +165,11 @@ def coherent_rows(solution: dict):
             continue
         gbps = d["capacity_gbps"] / d["wavelengths"] if d["wavelengths"] else 0
         metres = d["distance_km"] * 1000
-        for _ in range(d["wavelengths"]):
+        for k in range(d["wavelengths"]):
             (ra, pa), (rb, pb) = port(a), port(b)
             yield [f"{a}--{b}", ra, pa, rb, pb, int(gbps), d["coherent_model"], "coherent", metres,
-                   length_class(metres), 1]
+                   length_class(metres), 1, f"{device_prefix(a)}-net-dci", f"{device_prefix(b)}-net-dci",
+                   f"{device_prefix(a)}--{device_prefix(b)}-w{k + 1:05d}"]
 
 
 def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = None) -> None:
