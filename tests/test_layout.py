@@ -154,3 +154,25 @@ def test_cabling_names_racks_and_cables(tmp_path):
     assert racks == {("s1-node-0001", "s1-r01-01", "s1-r01-02"), ("s1-node-0002", "s1-r01-01", "s1-r01-02"),
                      ("s1-node-0003", "s1-r01-02", "s1-r01-02"), ("s1-node-0004", "s1-r01-02", "s1-r01-02")}
     assert len({r["cable_id"] for r in rows}) == 32 and rows[0]["cable_id"] == "s1-c0000001"
+
+
+def test_floor_plan_groups_racks_by_what_serves_them(tmp_path):
+    """4 nodes 2 a rack under one switch: 2 racks in 1 row, one group; the report draws the floor."""
+    from designer.outputs import plots
+    from designer.outputs.statistics import floor_plan
+
+    site = opened(design(tmp_path, floor_book(32, nodes_per_rack=2)))["s1"]
+    plan = floor_plan(site)
+    assert (plan["racks"], plan["rows"], plan["per_rack"], plan["group"], plan["floor_rows"]) == (2, 1, 2, [0, 0], 2)
+    assert plots.data_uri(plots.floor_figure(site)).startswith("data:image/png;base64,")
+
+
+def test_rail_units_shade_the_floor():
+    """A rail-optimized SU of 32 nodes at 3 a rack: racks 0-10 hold SU 1 (rack 10 shares nodes 30-32 with
+    SU 2's node 33), racks 11-21 SU 2."""
+    from designer.outputs.statistics import floor_plan
+
+    site = {"nodes": 64, "rails": 8, "topology": "rail_optimized", "tiers": [{"tier": "leaf", "down_ports": 32}],
+            "layout": {"nodes_per_rack": 3, "racks_per_row": 20, "node_racks": 22, "rack_kw": 40}}
+    plan = floor_plan(site)
+    assert plan["group"] == [0] * 11 + [1] * 11 and plan["rows"] == 2 and plan["groups"] == 2

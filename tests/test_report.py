@@ -67,7 +67,7 @@ def test_figures_are_embedded_pngs(solved):
     html = (solved / "report.html").read_text()
     images = IMG.findall(html)
     sites = design(solved)["totals"]["sites_open"]
-    assert len(images) == 4 + 2 * sites  # cost, power, map, communication; per site fabric and latency
+    assert len(images) == 4 + 3 * sites  # cost, power, map, communication; per site fabric, floor and latency
     for data in images:
         assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
     assert "figure could not be drawn" not in html
@@ -111,7 +111,7 @@ def test_single_site_without_coordinates_or_workload(tmp_path):
     out = tmp_path / "out"
     assert cli.main(["solve", str(path), "-o", str(out), "--quiet"]) == cli.EXIT_OK
     html = (out / "report.html").read_text()
-    assert 'id="communication"' not in html and len(IMG.findall(html)) == 3 + 2
+    assert 'id="communication"' not in html and len(IMG.findall(html)) == 3 + 3
     assert "figure could not be drawn" not in html
 
 

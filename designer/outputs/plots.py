@@ -317,6 +317,38 @@ def fabric_figure(site: dict):
     return fig
 
 
+def floor_figure(site: dict):
+    """The site's floor: its racks of nodes along rows, shaded by the scalable unit or leaf they hang off, and
+    the elevation of one rack of nodes."""
+    import numpy as np
+
+    plan = st.floor_plan(site)
+    rows, per_row = plan["rows"], plan["per_row"]
+    grid = np.full((rows, per_row), np.nan)
+    for r, group in enumerate(plan["group"]):
+        grid[r // per_row, r % per_row] = group % 2
+    fig, (ax, rack) = plt.subplots(1, 2, figsize=(10, min(6.0, 1.6 + 0.12 * rows)),
+                                   gridspec_kw={"width_ratios": [5, 1]})
+    ax.imshow(grid, aspect="auto", cmap=matplotlib.colors.ListedColormap(["#4C72B0", "#8FAADC"]),
+              interpolation="nearest", vmin=0, vmax=1)
+    ax.set_xlabel(f"rack along the row (shades alternate per {plan['group_name']})")
+    ax.set_ylabel("row")
+    ax.set_xticks([0, per_row - 1], [1, per_row])
+    ax.set_yticks([0, rows - 1] if rows > 1 else [0], [1, rows] if rows > 1 else [1])
+    room = f" of a floor of {plan['floor_rows']} rows" if plan["floor_rows"] else ""
+    ax.set_title(f"{site['name']}: {plan['racks']:,} racks of nodes in {rows:,} rows of {per_row}{room} "
+                 f"({plan['basis']})", loc="left")
+    rack.set_xlim(0, 1)
+    rack.set_ylim(0, plan["per_rack"] + 0.6)
+    rack.axis("off")
+    for k in range(plan["per_rack"]):
+        rack.add_patch(FancyBboxPatch((0.1, k + 0.1), 0.8, 0.8, boxstyle="round,pad=0.01", fc=TIER_COLORS["nodes"],
+                                      ec="white"))
+        rack.text(0.5, k + 0.5, f"node {k + 1}", ha="center", va="center", color="white", fontsize=8)
+    rack.set_title(f"one rack: {plan['per_rack']} node(s)\nat most {plan['rack_kw']:g} kW", fontsize=9)
+    return fig
+
+
 def latency_figure(site: dict, limit_us: float | None = None):
     """A stacked bar of the worst-case one-way latency of a site: NICs, switch hops, propagation, NVLink."""
     budget = st.latency_budget(site, limit_us)

@@ -60,7 +60,8 @@ def context(solution: dict, figures: bool = True) -> dict:
     for s in opened:
         sites.append({"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
                       "fabric_fig": _figure(plots.fabric_figure, s) if figures else None,
-                      "latency_fig": _figure(plots.latency_figure, s, limit) if figures else None})
+                      "latency_fig": _figure(plots.latency_figure, s, limit) if figures else None,
+                      "floor_fig": _figure(plots.floor_figure, s) if figures and st.floor_plan(s) else None})
     comm = st.communication(solution)
     has_design = bool(opened)
     locations = st.site_locations(solution)

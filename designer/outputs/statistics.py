@@ -212,6 +212,24 @@ def fabric_summary(site: dict) -> dict:
             "dci_capacity_gbps": site.get("dci_capacity_gbps"), "floor": floor_text(site)}
 
 
+def floor_plan(site: dict) -> dict | None:
+    """The floor a site's figure draws (its ``layout``): racks of nodes along rows, each rack's group (the
+    scalable unit a rail leaf serves, or the nodes of one top-of-rack leaf), rows and nodes per rack."""
+    lay = site.get("layout")
+    if not lay or not lay.get("node_racks"):
+        return None
+    leaf = next((t for t in site.get("tiers", []) if t["tier"] == "leaf"), {})
+    rail = site.get("topology") in ("rail_optimized", "rail_only")
+    down, rails = int(leaf.get("down_ports") or 1), int(site.get("rails") or 1)
+    served = down if rail else max(1, -(-down // rails))
+    per_rack, per_row, racks = int(lay["nodes_per_rack"]), int(lay["racks_per_row"]), int(lay["node_racks"])
+    return {"racks": racks, "per_rack": per_rack, "per_row": per_row, "rows": -(-racks // per_row),
+            "group": [(r * per_rack) // served for r in range(racks)],
+            "group_name": "scalable unit (its rail leaves in a network rack)" if rail else "top-of-rack leaf",
+            "groups": -(-int(site.get("nodes") or 0) // served), "rack_kw": lay["rack_kw"],
+            "basis": lay.get("basis", "implicit layout"), "floor_rows": lay.get("rows")}
+
+
 def floor_text(site: dict) -> str:
     """Where the cable lengths come from, in a sentence (the site's ``layout``, models.layout)."""
     lay = site.get("layout")
