@@ -137,6 +137,8 @@ def test_four_nodes_on_one_switch(tmp_path):
     check_site(sol, {"leaf": {"sw64": 1}}, {"node_leaf": (32, "dac400", 32)}, 474_998, 0.060798)
     assert s["it_power_mw"] == pytest.approx(0.040532, abs=1e-12)
     assert sol["objective_usd"] == pytest.approx(474_998, abs=1e-6)
+    # the switch's 64 x 400G: 32 links in use, half its bandwidth
+    assert (s["tiers"][0]["used_gbps"], s["tiers"][0]["capacity_gbps"]) == (12_800, 25_600)
     # 1 hop: 2 x 500 ns NIC + 100 ns switch + 2 x 3 m x 5 ns/m = 1,130 ns
     assert s["fabric_latency_us"] == pytest.approx(1.13, abs=1e-9)
     assert bom_lines(sol) == {

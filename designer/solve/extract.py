@@ -229,6 +229,7 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         fabric_links.append({"tier": cable.tier, "count": links, "gbps": cable.gbps, "length_m": cable.length_m,
                              "item": cable.item, "kind": cable.kind, "modules": items})
         bom.add(s, "optics", cable.item, items, cable.unit_price, cable.unit_power_w)
+    port_use(tiers, fabric_links, sw)
     planes = int(node["planes"])
     return {
         "nodes": nodes, "gpus": nodes * gpn, "topology": mode.topology, "protocol": mode.protocol,
@@ -239,6 +240,21 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
         "mode_id": mode.id, "node_type": str(node.name), "layout": site_layout_echo(data, s, mode, nodes),
     }
+
+
+def port_use(tiers: list[dict], fabric_links: list[dict], sw) -> None:
+    """Each switch tier's bandwidth in use (the links on its ports, both ends of a mesh link on leaves) against
+    what its switches have (count x the switch's total: ports x speed of any of its port modes)."""
+    ends = {"node_leaf": ("leaf",), "leaf_leaf": ("leaf", "leaf"), "leaf_spine": ("leaf", "spine"),
+            "spine_core": ("spine", "core")}
+    used: dict[str, float] = {}
+    for lk in fabric_links:
+        for role in ends[lk["tier"]]:
+            used[role] = used.get(role, 0.0) + lk["count"] * lk["gbps"]
+    for t in tiers:
+        pool = max(g * n for g, n in sw.loc[t["model"], "port_modes"].items())
+        t["capacity_gbps"] = float(t["count"] * pool)
+        t["used_gbps"] = used.get(t["tier"], 0.0)
 
 
 def site_layout_echo(data, s: str, mode, nodes: int) -> dict:
