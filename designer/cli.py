@@ -229,6 +229,7 @@ def cmd_solve(args) -> int:
     from designer.errors import AuditFailure, Infeasible
     from designer.inputs.workbook import load_inputs
     from designer.outputs.cabling import write_fabric_files
+    from designer.outputs.handoff import write_handoffs
     from designer.outputs.export import beside, check_output_folder, write_outputs
     from designer.outputs.report import write_infeasible, write_reports
     from designer.solve.diagnose import infeasible_solution
@@ -264,7 +265,7 @@ def cmd_solve(args) -> int:
 
     def extra(stage, solution):
         with beside(write_reports, stage, solution):
-            write_fabric_files(stage, solution)
+            write_handoffs(solution, write_fabric_files(stage, solution), stage)
 
     solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {}), "audit_s": audit_s}
     say("writing the outputs")

@@ -25,7 +25,8 @@ from designer.inputs.writer import write_workbook
 from designer.tools.sweep import sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLVED = {"design.json", "bom.csv", "design.xlsx", "report.html", "report.md", "cabling.csv", "fabric.graphml"}
+SOLVED = {"design.json", "bom.csv", "design.xlsx", "report.html", "report.md", "cabling.csv", "fabric.graphml",
+          "topology.conf", "topology-block.conf", "nodes.csv"}
 
 
 def snapshot(folder: Path) -> dict:

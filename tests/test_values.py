@@ -196,7 +196,7 @@ ROWS = {"node_types": NODE, "switches": SW64, "optics": DAC, "coherent": ZR, "am
 
 def edge_book(side: str, inside: bool) -> dict:
     """Every numeric field at the edge: each key of the key sheets, and one row per numeric column in each table
-    (named after the column; routes join the sites in turn)."""
+    (named after the column; routes join the sites in turn, floorplan rows take one site each)."""
     book = tables(64)
     book["workload"] = {"model_params_billion": 70, "step_compute_ms": 500, "max_comm_fraction": 0.2}
     for sheet in SHEETS.values():
@@ -210,6 +210,10 @@ def edge_book(side: str, inside: bool) -> dict:
             route = {"distance_km": 100, "fiber_pairs": 4, "fiber_cost_usd_per_pair_km": 10}
             book["routes"] = [dict(route, site_a=a, site_b=b, **{f.name: edge(f, side, inside)})
                               for f, a, b in zip(fields, names, names[1:])]
+        elif sheet.name == "floorplan":
+            names = [s["name"] for s in book["sites"]]
+            floor = {"rows": 2, "racks_per_row": 4, "rack_kw": 40}
+            book["floorplan"] = [dict(floor, site=s, **{f.name: edge(f, side, inside)}) for f, s in zip(fields, names)]
         else:
             base = ROWS[sheet.name]
             book[sheet.name] = [base] + [dict(base, **{sheet.key: f.name, f.name: edge(f, side, inside)})
@@ -244,7 +248,7 @@ def test_every_bound_admits_its_edge_and_refuses_past_it_naming_the_cell(tmp_pat
     for sheet in SHEETS.values():
         table_fields = [f for f in sheet.fields if f.type in ("int", "float")]
         for i, f in enumerate(table_fields):
-            row = i if sheet.name in ("sites", "routes") else i + 1
+            row = i if sheet.name in ("sites", "routes", "floorplan") else i + 1
             expected.add((sheet.name, cell_of(book, sheet, f, row), f.name, f"must be {f.expectation()}"))
     assert range_problems(outside) == expected
 

@@ -183,8 +183,9 @@ def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
     nx.write_graphml(whole, path)
 
 
-def write_fabric_files(stage: Path, solution: dict) -> None:
-    """cabling.csv and fabric.graphml into an output folder, from one build of the site graphs."""
+def write_fabric_files(stage: Path, solution: dict) -> list[nx.Graph]:
+    """cabling.csv and fabric.graphml into an output folder, from one build of the site graphs (returned)."""
     graphs = site_graphs(solution)
     write_cabling(solution, Path(stage) / "cabling.csv", graphs)
     write_graphml(solution, Path(stage) / "fabric.graphml", graphs)
+    return graphs
