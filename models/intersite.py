@@ -30,6 +30,19 @@ def channels_per_pair(channel_ghz: float) -> int:
     return int(C_BAND_GHZ // channel_ghz)
 
 
+def links_on_pairs(row) -> tuple[int, int]:
+    """(links, fiber pairs): ``links`` links of a DCI optic ride on ``pairs`` fiber pairs. A coherent module is
+    one wavelength of floor(4800 GHz / channel) a pair; a gray module takes fiber_pairs_per_link pairs."""
+    if is_gray(row):
+        return 1, int(row.get("fiber_pairs_per_link") or 1)
+    return channels_per_pair(float(row["channel_ghz"])), 1
+
+
+def is_gray(row) -> bool:
+    """A gray DCI optic: its own fiber pairs, no DWDM, no amplifiers."""
+    return str(row.get("kind") or "coherent") == "gray"
+
+
 def bdp_mb(gbps: float, rtt: float) -> float:
     """Bandwidth-delay product in MB for gbps over an RTT in ms."""
     return gbps * rtt / 8.0
@@ -45,7 +58,7 @@ class Route:
     cost_per_pair: float  # USD per fiber pair over the whole distance
     amplifiers_per_pair: int
     rtt_ms: float
-    coherent: tuple[str, ...]  # coherent types whose reach covers the distance
+    coherent: tuple[str, ...]  # DCI optics (coherent or gray) whose reach covers the distance
 
 
 @dataclass

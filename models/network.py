@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from models.intersite import InterSite, bdp_mb, channels_per_pair
+from models.intersite import InterSite, bdp_mb, is_gray, links_on_pairs
 from models.modes import Mode, site_node_limits
 
 HOURS_PER_YEAR = 8760.0
@@ -335,8 +335,8 @@ def define_count_limits(m, data: ModelData) -> None:
     factor = float(data.inputs.project["buffer_bdp_factor"])
 
     def most_gbps(r):
-        return r.fiber_pairs * max(channels_per_pair(float(co.loc[c, "channel_ghz"])) * int(co.loc[c, "gbps"])
-                                   for c in r.coherent) if r.coherent else 0
+        return max(r.fiber_pairs * links_on_pairs(co.loc[c])[0] // links_on_pairs(co.loc[c])[1] * int(co.loc[c, "gbps"])
+                   for c in r.coherent) if r.coherent else 0
 
     def most_routers(s, k):
         routes = [m.route[r] for r in m.incident[s]]
@@ -376,7 +376,8 @@ def define_site_count(m, data: ModelData) -> None:
 
 def define_routes(m, data: ModelData) -> None:
     """A used route joins two open sites and carries one coherent type:
-    use_r <= open_a, use_r <= open_b, sum_c x_rc = use_r; x_rc <= waves_rc <= channels_c pairs_rc;
+    use_r <= open_a, use_r <= open_b, sum_c x_rc = use_r; x_rc <= waves_rc; q_c waves_rc <= l_c pairs_rc
+    (l_c links on q_c fiber pairs: a coherent type's channels on 1, a gray module on its fiber_pairs_per_link);
     pairs_rc <= fiber_pairs_r x_rc."""
     m.use_a = pyo.Constraint(m.R, rule=lambda m, r: m.use[r] <= m.open[m.route[r].a])
     m.use_b = pyo.Constraint(m.R, rule=lambda m, r: m.use[r] <= m.open[m.route[r].b])
@@ -384,8 +385,12 @@ def define_routes(m, data: ModelData) -> None:
         m.x[r, c] for c in m.route[r].coherent) == m.use[r])
     co = data.inputs.coherent
     m.waves_min = pyo.Constraint(m.RC, rule=lambda m, r, c: m.waves[r, c] >= m.x[r, c])
-    m.channels = pyo.Constraint(m.RC, rule=lambda m, r, c: m.waves[r, c]
-                                <= channels_per_pair(float(co.loc[c, "channel_ghz"])) * m.pairs[r, c])
+
+    def channels(m, r, c):
+        links, pairs = links_on_pairs(co.loc[c])
+        return pairs * m.waves[r, c] <= links * m.pairs[r, c]
+
+    m.channels = pyo.Constraint(m.RC, rule=channels)
     m.fiber = pyo.Constraint(m.RC, rule=lambda m, r, c: m.pairs[r, c] <= m.route[r].fiber_pairs * m.x[r, c])
 
 
@@ -621,12 +626,15 @@ def site_capex(m, s):
 
 
 def route_capex(m, r):
-    """Fiber pairs over the route's length and in-line amplifiers on each pair."""
+    """Fiber pairs over the route's length and in-line amplifiers on each pair a coherent type uses (gray
+    links run unamplified)."""
     amp = m.data.inputs.amplifiers
     amp_price = float(amp["price_usd"].min()) if len(amp) else 0.0
     route = m.route[r]
+    co = m.data.inputs.coherent
     pairs = sum(m.pairs[r, c] for c in route.coherent)
-    return (route.cost_per_pair + route.amplifiers_per_pair * amp_price) * pairs
+    amplified = sum(m.pairs[r, c] for c in route.coherent if not is_gray(co.loc[c]))
+    return route.cost_per_pair * pairs + route.amplifiers_per_pair * amp_price * amplified
 
 
 def define_cost(m, data: ModelData) -> None:

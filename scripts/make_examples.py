@@ -1,7 +1,7 @@
 """Write the example planner workbooks in data/examples/ (run: make examples).
 
-- default.xlsx: the embedded default: four candidate sites (a campus pair 2 km apart, one ~100 km
-  away, one ~600 km away), a training job of 50k GPUs whose power needs more than one site, a
+- default.xlsx: the embedded default: four candidate sites (a campus pair 2 km apart on a 864-pair
+  cable, one ~100 km away, one ~600 km away), a training job of 50k GPUs whose power needs more than one site, a
   budget and a fabric-latency limit that bind.
 - superpod-h100.xlsx: one site, the published DGX SuperPOD H100 4-SU case (127 nodes, QM9700 only,
   rail-optimized, non-blocking): 32 leaf and 16 spine switches.
@@ -47,7 +47,7 @@ def default_workbook() -> dict:
             site("atlanta", 70, 5000, 30e6, 7e6, 55, 33.75, -84.39, pue=1.15),
         ],
         "routes": [
-            route("ashburn-a", "ashburn-b", 2, 48, 60),
+            route("ashburn-a", "ashburn-b", 2, 864, 60),  # a 1,728-fiber campus cable
             route("ashburn-a", "richmond", 110, 16, 25),
             route("ashburn-b", "richmond", 112, 16, 25),
             route("richmond", "atlanta", 620, 8, 20),

@@ -303,6 +303,34 @@ def two_sites(distance_km: float = 100, **project) -> dict:
                   topologies_allowed="leaf_mesh", **project)
 
 
+GRAY = dict(name="lr400", kind="gray", gbps=400, reach_km=5, fiber_pairs_per_link=1, power_w=10, price_usd=1_000,
+            **SRC)
+
+
+def test_campus_link_on_gray_optics(tmp_path):
+    """2 km, amplifiers every 1 km: 4 links of 400G. Gray (a fiber pair a link, $1,000 a module): 4 pairs of the
+    4, 8 modules, no amplifiers; coherent would take 2 pairs, 2 amplifiers and 8 x $5,000 modules.
+    RTT 0.0196 ms: BDP 3.92 MB, one shallow router. Site IT = 40,000 + 500 + 32 + 500 + 4 x 10 = 41,072 W,
+    x 1.25 = 51,340 W; site capex = 400,000 + 10,000 + 3,200 + 20,000 + 4,000 + 1,000 + 51,340 = $489,540;
+    route = 4 pairs x 2 km x $10 = $80; total $979,160."""
+    book = two_sites(distance_km=2)
+    book["routes"][0]["amplifier_spacing_km"] = 1
+    book["coherent"] = [ZR, GRAY]
+    sol = design(tmp_path, book)
+    [link] = sol["links"]
+    assert {k: link[k] for k in ("coherent_model", "optic_kind", "wavelengths", "fiber_pairs", "amplifiers",
+                                 "fiber_pairs_per_link", "channels_per_pair")} == {
+        "coherent_model": "lr400", "optic_kind": "gray", "wavelengths": 4, "fiber_pairs": 4, "amplifiers": 0,
+        "fiber_pairs_per_link": 1, "channels_per_pair": None}
+    assert sol["objective_usd"] == pytest.approx(979_160, abs=1e-6)
+    assert all(s["capex_usd"] == pytest.approx(489_540, abs=1e-6) for s in opened(sol).values())
+    assert not [line for line in sol["bom"] if line["category"] == "amplifiers"]
+    # with 3 fiber pairs the 4 gray links do not fit: coherent it is (2 pairs, 1 amplifier each)
+    book["routes"][0]["fiber_pairs"] = 3
+    [link] = design(tmp_path, book, "three")["links"]
+    assert (link["coherent_model"], link["fiber_pairs"], link["amplifiers"]) == ("zr400", 2, 2)
+
+
 def test_two_sites_forced_by_power(tmp_path):
     """100 km: dci_ratio 0.125 x 8 x 400G x 4 nodes = 1,600 Gb/s a site -> 4 wavelengths of 400G,
     8 coherent ports; 3 channels a pair -> 2 fiber pairs; ceil(100 / 40) - 1 = 2 amplifiers a pair -> 4.

@@ -426,3 +426,20 @@ def test_sheet_structure_problems(tmp_path):
     assert has(found, "workload!B1: unknown column, got 'amount'")
     assert has(found, "workload value: required column is missing")
     assert len(found) == 6, "\n".join(found)
+
+
+def test_dci_optics_sheet_holds_coherent_and_gray_rows(tmp_path):
+    """The inter-site optics sheet may be named dci_optics; a gray row needs no channel width, a coherent
+    row does (the wavelengths a fiber pair carries follow from it)."""
+    rows = [dict(name="zr", kind="coherent", gbps=400, reach_km=120, channel_ghz=75, power_w=15, price_usd=5000,
+                 source="test"),
+            dict(name="fr4", kind="gray", gbps=800, reach_km=2, fiber_pairs_per_link=2, power_w=18, price_usd=1700,
+                 source="test")]
+    book = tables(coherent=None)
+    book["dci_optics"] = rows
+    inputs = load_inputs(write_workbook(tmp_path / "dci.xlsx", book))
+    assert list(inputs.coherent["kind"]) == ["coherent", "gray"]
+    assert inputs.coherent.loc["fr4", "fiber_pairs_per_link"] == 2 and inputs.coherent.loc["zr", "fiber_pairs_per_link"] == 1
+    book["dci_optics"] = [dict(rows[0], channel_ghz=None)]
+    found = problems_of(write_workbook(tmp_path / "nochannel.xlsx", book))
+    assert has(found, "dci_optics", "channel_ghz", "a coherent module needs its channel width", "set kind to gray")

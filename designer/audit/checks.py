@@ -572,14 +572,20 @@ def check_links(design, cat) -> list[str]:
                 out.append(f"{name}: carries traffic but {end} is not open")
         if float(co["reach_km"]) < dist:
             out.append(f"{name}: {co['name']} reaches {co['reach_km']:g} km, the route is {dist:g} km")
-        channels = int(C_BAND_GHZ // float(co["channel_ghz"]))
-        if waves > channels * pairs:
-            out.append(f"{name}: {waves} wavelengths on {pairs} fiber pair(s) of {channels} channels each: "
-                       f"{waves - channels * pairs} too many")
+        gray = str(co.get("kind") or "coherent") == "gray"
+        if gray:
+            per_link = int(co.get("fiber_pairs_per_link") or 1)
+            if waves * per_link > pairs:
+                out.append(f"{name}: {waves} gray links of {per_link} fiber pair(s) each on {pairs} fiber pair(s)")
+        else:
+            channels = int(C_BAND_GHZ // float(co["channel_ghz"]))
+            if waves > channels * pairs:
+                out.append(f"{name}: {waves} wavelengths on {pairs} fiber pair(s) of {channels} channels each: "
+                           f"{waves - channels * pairs} too many")
         if pairs > int(route["fiber_pairs"]):
             out.append(f"{name}: uses {pairs} fiber pairs, {route['fiber_pairs']} available "
                        f"({pairs - int(route['fiber_pairs'])} beyond)")
-        amps = max(0, math.ceil(dist / float(route.get("amplifier_spacing_km") or 80.0)) - 1) * pairs
+        amps = 0 if gray else max(0, math.ceil(dist / float(route.get("amplifier_spacing_km") or 80.0)) - 1) * pairs
         figures = {"amplifiers": (link["amplifiers"], amps), "coherent_ports": (link["coherent_ports"], 2 * waves),
                    "capacity_gbps": (link["capacity_gbps"], waves * float(co["gbps"])),
                    "rtt_ms": (link["rtt_ms"], 2 * FIBER_US_PER_KM * dist / 1e3)}

@@ -38,6 +38,8 @@ def check(parsed: dict[str, Parsed], problems: list[Problem], notices: list[Noti
         _check_port_modes(parsed["switches"], problems)
     if "node_types" in parsed:
         _check_planes(parsed["node_types"], problems)
+    if "coherent" in parsed:
+        _check_dci_optics(parsed["coherent"], problems)
     if "project" in parsed and "sites" in parsed:
         _check_site_counts(parsed["project"], parsed["sites"], problems)
     if "floorplan" in parsed and "project" in parsed and "node_types" in parsed:
@@ -139,6 +141,15 @@ def _check_planes(p: Parsed, problems: list[Problem]) -> None:
             problems.append(Problem(p.label, cells["planes"], "planes", planes,
                                     f"must divide nics_per_node ({nics})",
                                     "use a number of planes the NICs split over evenly"))
+
+
+def _check_dci_optics(p: Parsed, problems: list[Problem]) -> None:
+    """A coherent module needs its channel width (the wavelengths a fiber pair carries follow from it)."""
+    for values, cells in zip(p.records, p.cells):
+        if values.get("kind", "coherent") == "coherent" and values.get("channel_ghz") is None:
+            problems.append(Problem(p.label, cells["channel_ghz"], "channel_ghz", None,
+                                    "a coherent module needs its channel width",
+                                    "enter the channel width in GHz (e.g. 75 for 400ZR), or set kind to gray"))
 
 
 def _check_site_counts(project: Parsed, sites: Parsed, problems: list[Problem]) -> None:

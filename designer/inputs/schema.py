@@ -17,6 +17,7 @@ OBJECTIVES = ("min_cost", "min_latency")
 STATUSES = ("candidate", "required", "excluded")
 FAMILIES = ("infiniband", "ethernet")
 OPTIC_KINDS = ("dac", "aoc", "transceiver")
+DCI_OPTIC_KINDS = ("coherent", "gray")
 TOPOLOGIES = ("leaf_spine", "fat_tree_3", "rail_optimized", "rail_only", "leaf_mesh")
 ROLES = ("leaf", "spine", "core", "dci")
 CATALOG_MODES = ("replace", "extend")
@@ -267,12 +268,17 @@ OPTICS = Sheet("optics", "table", "Cables and transceivers for links inside a si
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name", nonempty=True)
 
-COHERENT = Sheet("coherent", "table", "Coherent DCI pluggables between sites (catalog).", (
+COHERENT = Sheet("coherent", "table", "Optics between sites (catalog; the sheet may be named dci_optics): coherent "
+                 "DWDM pluggables, or gray modules that take whole fiber pairs with no DWDM and no amplifiers.", (
     _f("name", "str", "module name", required=True, example="400zr"),
+    _f("kind", "enum", "coherent: a DWDM wavelength, amplified; gray: a link on its own fiber pairs, "
+       "unamplified", default="coherent", allowed=DCI_OPTIC_KINDS),
     _positive("gbps", "wavelength rate", "Gb/s", "int", required=True, example=400),
     _positive("reach_km", "longest route", "km", required=True, example=120),
-    _f("channel_ghz", "float", "optical channel width (C band: 4800 GHz)", "GHz",
-       required=True, ge=6.25, le=C_BAND_GHZ, example=75),  # ITU-T G.694.1 flexible grid: 6.25 GHz slots
+    _f("channel_ghz", "float", "optical channel width (C band: 4800 GHz); coherent only", "GHz",
+       ge=6.25, le=C_BAND_GHZ, example=75),  # ITU-T G.694.1 flexible grid: 6.25 GHz slots
+    _positive("fiber_pairs_per_link", "fiber pairs one gray link takes (a 2xFR4 module: 2)", "", "int", default=1,
+              example=1),
     _cost("power_w", "power of one module", "W", required=True, example=20),
     _cost("price_usd", "price of one module", required=True, example=5000),
     *_QUOTE, _SOURCE,
@@ -353,6 +359,7 @@ UPPER: dict[tuple[str, str], float] = {
     ("optics", "links_per_module"): 16,  # twin-port modules carry 2, breakouts 8
     ("coherent", "gbps"): 3_200,  # as nic_gbps
     ("coherent", "reach_km"): 40_000,  # as distance_km
+    ("coherent", "fiber_pairs_per_link"): 16,  # parallel single-mode modules take 4-8 pairs
     ("coherent", "power_w"): 10_000, ("coherent", "price_usd"): 1e7,  # modules draw ~25 W and cost ~$20,000
     ("amplifiers", "power_w"): 100_000, ("amplifiers", "price_usd"): 1e8,  # huts draw ~1 kW, cost ~$100,000
     ("protocols", "nic_latency_ns"): 10_000_000,  # 10 ms; NIC stacks take ~1 us

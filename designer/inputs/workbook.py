@@ -91,11 +91,14 @@ def load_inputs(path: str | Path) -> Inputs:
                   workload=workload, notices=tuple(notices), **tables)
 
 
+SHEET_ALIASES = {"dci_optics": "coherent"}  # the inter-site optics, coherent and gray, under the issue's name
+
+
 def _named(found: dict[str, Grid], problems: list[Problem], notices: list[Notice]) -> dict[str, Grid]:
     """The workbook's sheets by schema name, matched without regard to case and surrounding spaces."""
     titles: dict[str, str] = {}
     for title in found:
-        name = norm(title)
+        name = SHEET_ALIASES.get(norm(title), norm(title))
         if name.startswith("_"):
             notices.append(Notice(title, "", "", f"sheet ignored ({ignored(name)})", "ignored"))
         elif name not in SHEETS:

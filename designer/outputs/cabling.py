@@ -2,9 +2,9 @@
 
 cabling.csv has one row per link, port to port, in the graph order of designer.audit.fabric: a node's
 NIC k is port ``p<k>``; a switch numbers its down ports from p1 and its up ports after its down
-ports (a leaf with 32 down ports has uplinks from p33); mesh links use up ports. Coherent links
-(one a wavelength) join DCI routers, spread over a site's routers in turn. ``links`` is 1 on every
-row unless the plan would exceed GROUP_ABOVE rows: then the NICs on one leaf share one row
+ports (a leaf with 32 down ports has uplinks from p33); mesh links use up ports. Inter-site links (one
+a coherent wavelength or a gray link) join DCI routers, spread over a site's routers in turn. ``links`` is 1
+on every row unless the plan would exceed GROUP_ABOVE rows: then the NICs on one leaf share one row
 (device ``<leaf>-nodes``, port range ``p1-p32`` on the leaf, ``links`` = NICs), which keeps a
 multi-million-NIC plan a few hundred thousand rows.
 
@@ -167,7 +167,7 @@ def coherent_rows(solution: dict):
         metres = d["distance_km"] * 1000
         for k in range(d["wavelengths"]):
             (ra, pa), (rb, pb) = port(a), port(b)
-            yield [f"{a}--{b}", ra, pa, rb, pb, int(gbps), d["coherent_model"], "coherent", metres,
+            yield [f"{a}--{b}", ra, pa, rb, pb, int(gbps), d["coherent_model"], d["optic_kind"], metres,
                    length_class(metres), 1, f"{device_prefix(a)}-net-dci", f"{device_prefix(b)}-net-dci",
                    f"{device_prefix(a)}--{device_prefix(b)}-w{k + 1:05d}"]
 

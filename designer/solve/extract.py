@@ -13,7 +13,7 @@ import pyomo.environ as pyo
 import designer
 from designer.inputs.echo import inputs_echo, plain
 from models.modes import hall_nodes, site_floor, site_layout_of, site_rack_kw
-from models.intersite import bdp_mb, channels_per_pair
+from models.intersite import bdp_mb, is_gray, links_on_pairs
 from models.network import (
     HOURS_PER_YEAR,
     cable_items,
@@ -96,7 +96,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         c = chosen[0]
         waves, pairs = ival(model.waves[r, c]), ival(model.pairs[r, c])
         cap = waves * float(co.loc[c, "gbps"])
-        amps = route.amplifiers_per_pair * pairs
+        gray = is_gray(co.loc[c])
+        amps = 0 if gray else route.amplifiers_per_pair * pairs
         for end in (route.a, route.b):
             site_caps[end] += cap
             site_bdp[end] += bdp_mb(cap, route.rtt_ms)
@@ -105,8 +106,9 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             "site_a": route.a, "site_b": route.b, "coherent_model": c, "wavelengths": waves,
             "coherent_ports": 2 * waves, "fiber_pairs": pairs, "amplifiers": amps, "capacity_gbps": cap,
             "rtt_ms": route.rtt_ms, "distance_km": route.distance_km,
-            "channels_per_pair": channels_per_pair(float(co.loc[c, "channel_ghz"])),
-            "fiber_pairs_available": route.fiber_pairs,
+            "channels_per_pair": None if gray else links_on_pairs(co.loc[c])[0],
+            "fiber_pairs_per_link": links_on_pairs(co.loc[c])[1] if gray else None,
+            "fiber_pairs_available": route.fiber_pairs, "optic_kind": "gray" if gray else "coherent",
         })
         label = f"{route.a}--{route.b}"
         if amps and len(inputs.amplifiers):
@@ -341,8 +343,12 @@ def constraint_table(solution: dict, inputs) -> list[dict]:
     for link in solution["links"]:
         scope = f"{link['site_a']}--{link['site_b']}"
         add("fiber_pairs", scope, float(link["fiber_pairs"]), "<=", float(link["fiber_pairs_available"]))
-        add("channels_per_pair", scope, float(link["wavelengths"]), "<=",
-            float(link["channels_per_pair"] * link["fiber_pairs"]))
+        if link["optic_kind"] == "gray":
+            add("fiber_pairs_per_link", scope, float(link["wavelengths"] * link["fiber_pairs_per_link"]), "<=",
+                float(link["fiber_pairs"]))
+        else:
+            add("channels_per_pair", scope, float(link["wavelengths"]), "<=",
+                float(link["channels_per_pair"] * link["fiber_pairs"]))
         if project.get("max_site_rtt_ms") is not None:
             add("max_site_rtt_ms", scope, link["rtt_ms"], "<=", float(project["max_site_rtt_ms"]))
     wl = solution.get("workload")

@@ -7,6 +7,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from models.intersite import is_gray, links_on_pairs
+
 @dataclass
 class Greedy:
     """A design a planner could size by hand; ``cost`` is capex + energy like the model's objective."""
@@ -75,7 +77,7 @@ def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -
     each up to what its fiber carries with the fastest coherent type. A reason string when it cannot."""
     def most(e):
         r = routes[e]
-        return max(r["pairs"] * int(4800.0 // float(co.loc[c, "channel_ghz"])) * float(co.loc[c, "gbps"])
+        return max(r["pairs"] * links_on_pairs(co.loc[c])[0] // links_on_pairs(co.loc[c])[1] * float(co.loc[c, "gbps"])
                    for c in r["types"])
 
     cap = {}
@@ -244,10 +246,12 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                 for c in r["types"]:
                     gbps = float(co.loc[c, "gbps"])
                     waves = max(1, math.ceil(gbps_need / gbps - 1e-9))
-                    pairs = _ceil(waves, int(4800.0 // float(co.loc[c, "channel_ghz"])))
+                    on_pair, per = links_on_pairs(co.loc[c])
+                    pairs = _ceil(waves * per, on_pair)
                     if pairs > r["pairs"]:
                         continue
-                    usd = (2 * waves * float(co.loc[c, "price_usd"]) + pairs * (r["pair_usd"] + r["amps"] * amp_usd)
+                    amps = 0 if is_gray(co.loc[c]) else r["amps"]
+                    usd = (2 * waves * float(co.loc[c, "price_usd"]) + pairs * (r["pair_usd"] + amps * amp_usd)
                            + waves * float(co.loc[c, "power_w"]) * (usd_per_it_w(r["a"]) + usd_per_it_w(r["b"])))
                     if choice is None or usd < choice[0]:
                         choice = (usd, c, waves, pairs, gbps)
@@ -256,7 +260,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                                   seconds=time.perf_counter() - start)
                 _usd, c, waves, pairs, gbps = choice
                 links.append((r["a"], r["b"], c, waves, pairs))
-                fiber_usd += pairs * (r["pair_usd"] + r["amps"] * amp_usd)
+                fiber_usd += pairs * (r["pair_usd"] + (0 if is_gray(co.loc[c]) else r["amps"]) * amp_usd)
                 for end in (r["a"], r["b"]):
                     got[end] += waves * gbps
                     bdp[end] += waves * gbps * r["rtt"] / 8.0
