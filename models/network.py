@@ -58,6 +58,13 @@ class ModelData:
                              default=0) >= need for s in self.sites)
 
     @property
+    def support(self) -> list[str]:
+        """The support networks sized into the design (none when the project switches them off)."""
+        if not self.inputs.project.get("support_networks", True):
+            return []
+        return list(self.inputs.support_networks.index)
+
+    @property
     def rails(self) -> int:
         """NICs per node in one plane: one rail each."""
         return int(self.node["nics_per_node"]) // int(self.node["planes"])
@@ -103,6 +110,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_dci_routers(m, data)
     define_rtt(m, data)
     define_workload(m, data)
+    define_support(m, data)
     define_power(m, data)
     define_cost(m, data)
     define_latency(m, data)
@@ -112,7 +120,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
 def define_sets(m, data: ModelData) -> None:
     """S sites, M modes, SM the (site, mode) pairs where the mode applies (its cables are the site's), SMJ
     spine options of 2-tier Clos modes, R routes, RC route x coherent type within reach, K DCI routers,
-    SK = S x K."""
+    SK = S x K, N support networks, SN = S x N."""
     m.S = pyo.Set(initialize=data.sites, ordered=True)
     m.M = pyo.Set(initialize=range(len(data.modes)), ordered=True)
     pairs = [(s, i) for s in data.sites for i in range(len(data.modes)) if s in data.modes[i].sites
@@ -132,6 +140,8 @@ def define_sets(m, data: ModelData) -> None:
     m.R = pyo.Set(initialize=[r.key for r in routes], ordered=True)
     m.RC = pyo.Set(dimen=2, initialize=[(r.key, c) for r in routes for c in r.coherent])
     m.K = pyo.Set(initialize=data.inter.routers, ordered=True)
+    m.N = pyo.Set(initialize=data.support, ordered=True)
+    m.SN = pyo.Set(dimen=2, initialize=[(s, n) for s in data.sites for n in data.support])
     m.SK = pyo.Set(dimen=2, initialize=[(s, k) for s in data.sites for k in data.inter.routers])
     m.route = {r.key: r for r in routes}
     m.incident = {s: [r.key for r in routes if s in (r.a, r.b)] for s in data.sites}
@@ -139,7 +149,8 @@ def define_sets(m, data: ModelData) -> None:
 
 def define_variables(m, data: ModelData) -> None:
     """open_s, y_sm binaries; nodes_sm, su_sm, leaves_sm, agg_sm, core_sm, modules_smt integers;
-    z_smj spine-option binaries; route, coherent, wavelength, fiber, router and flow variables."""
+    z_smj spine-option binaries; route, coherent, wavelength, fiber, router and flow variables; support_sn
+    switches of each support network."""
     m.open = pyo.Var(m.S, domain=pyo.Binary)
     m.y = pyo.Var(m.SM, domain=pyo.Binary)
     m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeIntegers)
@@ -155,6 +166,7 @@ def define_variables(m, data: ModelData) -> None:
     m.waves = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
     m.pairs = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
     m.routers = pyo.Var(m.SK, domain=pyo.NonNegativeIntegers)
+    m.support = pyo.Var(m.SN, domain=pyo.NonNegativeIntegers)
     m.multi = pyo.Var(domain=pyo.Binary)
 
 
@@ -568,8 +580,42 @@ def workload_rows(data: ModelData, modes_at: dict) -> tuple[list, object, list]:
     return levels, needs, binding
 
 
+def site_nodes(m, s):
+    return sum(m.nodes[s, i] for i in m.modes_at[s])
+
+
+def support_links(data, n: str) -> tuple[int, float]:
+    """(ports per node, items per port) of support network n: a cable is one item, a transceiver link two
+    modules (each end its own)."""
+    row = data.inputs.support_networks.loc[n]
+    return int(row["ports_per_node"]), (1.0 if row["link_kind"] == "cable" else 2.0)
+
+
+def define_support(m, data: ModelData) -> None:
+    """Support networks (storage, in-band and out-of-band management), sized per node:
+    nodes_per_switch_n x support_sn >= sum_m nodes_sm; each node has ports_per_node_n links (their cables or
+    modules priced and powered in site_capex and site_it_watts)."""
+    table = data.inputs.support_networks
+    m.support_size = pyo.Constraint(m.SN, rule=lambda m, s, n: float(table.loc[n, "nodes_per_switch"])
+                                    * m.support[s, n] >= site_nodes(m, s))
+
+
+def support_terms(m, s, what: str):
+    """Support networks' switches and node links at site s, in USD (``what`` price) or W (power)."""
+    data = m.data
+    table = data.inputs.support_networks
+    column = {"price": "price_usd", "power": "power_w"}[what]
+    total = 0
+    for n in m.N:
+        ports, items = support_links(data, n)
+        total += float(table.loc[n, f"switch_{column}"]) * m.support[s, n]
+        total += float(table.loc[n, f"link_{column}"]) * ports * items * site_nodes(m, s)
+    return total
+
+
 def site_it_watts(m, s):
-    """IT power of site s in W: nodes, switches, cables/optics, DCI routers, coherent modules."""
+    """IT power of site s in W: nodes, switches, cables/optics, DCI routers, coherent modules, support
+    networks."""
     data = m.data
     node_w = float(data.node["node_power_kw"]) * 1e3
     sw = data.inputs.switches
@@ -588,7 +634,7 @@ def site_it_watts(m, s):
             total += mode.cables[t].unit_power_w * cable_items(m, s, i, t, links)
     total += sum(float(sw.loc[k, "power_w"]) * m.routers[s, k] for k in m.K)
     total += sum(float(co.loc[c, "power_w"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
-    return total
+    return total + support_terms(m, s, "power")
 
 
 def define_power(m, data: ModelData) -> None:
@@ -602,7 +648,7 @@ def define_power(m, data: ModelData) -> None:
 
 def site_capex(m, s):
     """Capex of site s: nodes, fixed cost, facility power, switches, cables/optics, DCI routers,
-    coherent modules at its end of each route."""
+    coherent modules at its end of each route, support networks."""
     data = m.data
     sites = data.inputs.sites
     sw = data.inputs.switches
@@ -622,7 +668,7 @@ def site_capex(m, s):
             cost += mode.cables[t].unit_price * cable_items(m, s, i, t, links)
     cost += sum(float(sw.loc[k, "price_usd"]) * m.routers[s, k] for k in m.K)
     cost += sum(float(co.loc[c, "price_usd"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
-    return cost
+    return cost + support_terms(m, s, "price")
 
 
 def route_capex(m, r):

@@ -24,8 +24,10 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-#: the planner's cable length per tier (the oracle takes no floor layout: books set all three)
-PLANNER_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150}
+#: the planner's cable length per tier (the oracle takes no floor layout: books set all three) and no
+#: support networks (per-node lines the oracle does not size)
+PLANNER_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150,
+                   "support_networks": False}
 #: oversubscription levels a tier's split is made at (the MILP's grid), plus the planner's limit
 LEVEL_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
 #: leaf-mesh sizes a mesh split is made for (the MILP's grid)
@@ -214,9 +216,10 @@ def fabrics(inputs, rules: Rules = Rules()) -> list[Fabric]:
     node = inputs.node_types.loc[p["node_type"]]
     g0 = int(node["nic_gbps"])
     limit = float(p["max_oversubscription"])
-    if any(p.get(key) is None for key in PLANNER_LENGTHS):
-        raise ValueError("the oracle sizes cables for the planner's lengths: set " + ", ".join(PLANNER_LENGTHS))
-    lengths = tuple(float(p[key]) for key in PLANNER_LENGTHS)
+    if any(p.get(key) is None for key in PLANNER_LENGTHS) or p["support_networks"]:
+        raise ValueError("the oracle sizes cables for the planner's lengths and no support networks: set "
+                         + ", ".join(f"{k} {v}" for k, v in PLANNER_LENGTHS.items()))
+    lengths = tuple(float(p[key]) for key in list(PLANNER_LENGTHS)[:3])
     sw = inputs.switches
     out = []
     variants = [("leaf_spine", 2), ("fat_tree_3", 3), ("rail_optimized", 2), ("rail_optimized", 3),
@@ -762,7 +765,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                    "dci_ratio": pick([0.125, 0, 0.0625, 0.25][: 3 if len(sites) > 3 else 4]),
                    "buffer_bdp_factor": pick([1, 0, 2]),
                    "horizon_years": pick([0, 0, 3]), "cable_m_node_leaf": pick([2, 3]),
-                   "cable_m_leaf_spine": pick([10, 50]), "cable_m_spine_core": pick([50, 150])}
+                   "cable_m_leaf_spine": pick([10, 50]), "cable_m_spine_core": pick([50, 150]),
+                   "support_networks": False}
         if budget and not often(3):
             project["budget_usd"] = pick([6e5, 2e6, 4e6])
         if not often(3):

@@ -52,10 +52,11 @@ def site(name: str, **kw) -> dict:
 
 def book(gpus: int = 32, sites=None, routes=None, workload=None, **project) -> dict:
     """A small workbook over the test catalog; keyword arguments are project keys. Cable lengths are the
-    planner's (3 m, 50 m, 150 m), not the floor layout's, so the latencies below are worked by hand."""
+    planner's (3 m, 50 m, 150 m), not the floor layout's, and there are no support networks, so the figures
+    below are worked by hand."""
     tables = {
         "project": {"gpus_required": gpus, "node_type": "n8", "cable_m_node_leaf": 3, "cable_m_leaf_spine": 50,
-                    "cable_m_spine_core": 150, **project},
+                    "cable_m_spine_core": 150, "support_networks": False, **project},
         "sites": sites or [site("s1")],
         "node_types": [NODE], "switches": [SW64, ROUTER], "optics": [DAC, SR], "protocols": [IB],
         "coherent": [ZR], "amplifiers": [AMP],

@@ -57,8 +57,9 @@ def site(name: str, **kw) -> dict:
 
 
 #: the planner's cable lengths per tier, so the hand calculations here do not follow the layout
-#: (tests/test_layout.py covers lengths from the layout)
-TYPICAL_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150}
+#: (tests/test_layout.py covers lengths from the layout), and no support networks (tests/test_support.py)
+TYPICAL_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150,
+                   "support_networks": False}
 
 
 def tables(gpus: int, node=NODE, sites=None, routes=None, switches=(SW64,), optics=(DAC, SR), **project) -> dict:

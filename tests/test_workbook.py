@@ -40,6 +40,10 @@ def catalog() -> dict:
             dict(name="rocev2", switch_family="ethernet", nic_latency_ns=800, efficiency=0.9,
                  lossless=True, jitter_rank=2, **src),
         ],
+        "support_networks": [dict(name="oob", category="management_network", switch_model="sw48",
+                                  switch_price_usd=8000, switch_power_w=100, nodes_per_switch=44, ports_per_node=1,
+                                  port_gbps=1, link_item="cat6", link_kind="cable", link_price_usd=10, link_power_w=0,
+                                  **src)],
     }
 
 

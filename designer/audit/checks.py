@@ -31,7 +31,7 @@ __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
 FIBER_US_PER_KM = 4.9
 C_BAND_GHZ = 4800.0
 HOURS_PER_YEAR = 8760.0
-NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent")
+NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent", "storage_network", "management_network")
 
 
 def off(a: float, b: float, rel: float = 1e-6, tol: float = 1e-6) -> bool:
@@ -351,6 +351,38 @@ def check_cables(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def check_support(entry, graph, cat, design) -> list[str]:
+    """Each support network (when the project sizes them): switches >= nodes / nodes_per_switch, node links
+    = nodes x ports_per_node (a cable an item, a transceiver link two), as the site entry and the BOM say."""
+    if cat.project.get("support_networks") is False or not cat.support_networks:
+        return []
+    out, site, nodes = [], entry["name"], int(entry.get("nodes") or 0)
+    given = {n["name"]: n for n in entry.get("support_networks") or []}
+    bom = Counter()
+    for line in design["bom"]:
+        if line["site"] == site and line["category"] in SUPPORT_OF:
+            bom[line["category"], line["item"]] += line["quantity"]
+    want = Counter()
+    for name, row in cat.support_networks.items():
+        net = given.get(name)
+        if net is None:
+            out.append(f"{site}: support network {name} missing")
+            continue
+        least = math.ceil(nodes / float(row["nodes_per_switch"]) - 1e-9)
+        if net["switches"] < least:
+            out.append(f"{site}: {net['switches']} {row['switch_model']} for {name}, {nodes:,} nodes need {least}")
+        items = nodes * int(row["ports_per_node"]) * (1 if row.get("link_kind", "cable") == "cable" else 2)
+        if net["link_items"] != items:
+            out.append(f"{site}: {net['link_items']} {row['link_item']} for {name}, {nodes:,} nodes x "
+                       f"{row['ports_per_node']} ports need {items}")
+        want[row["category"], row["switch_model"]] += net["switches"]
+        want[row["category"], row["link_item"]] += items
+    for key, quantity in want.items():
+        if off(bom[key], quantity):
+            out.append(f"{site}: BOM lists {bom[key]:g} {key[1]} ({key[0]}), the support networks need {quantity:g}")
+    return out
+
+
 def check_floor(entry, graph, cat, design) -> list[str]:
     """Where the workbook has a floorplan for the site: the nodes' racks fit its rows, and a rack's nodes
     draw no more than its rack_kw."""
@@ -447,7 +479,7 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
 
 
 SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
-               check_cables, check_floor, check_site_bom, check_site_power)
+               check_cables, check_floor, check_support, check_site_bom, check_site_power)
 
 
 # --------------------------------------------------------------------------------------------
@@ -480,6 +512,7 @@ def check_demand(design, cat) -> list[str]:
 
 CATALOG_OF = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
               "coherent": "coherent", "amplifiers": "amplifiers"}
+SUPPORT_OF = NODE_CATEGORIES[-2:]  # switches and node links of the support networks
 
 
 def catalog_unit(line: dict, cat) -> tuple[float, float]:
@@ -487,6 +520,11 @@ def catalog_unit(line: dict, cat) -> tuple[float, float]:
     item is unknown (check_money reports it)."""
     category, item = line["category"], line["item"]
     row = getattr(cat, CATALOG_OF[category]).get(item) if category in CATALOG_OF else None
+    if category in SUPPORT_OF:
+        for net in cat.support_networks.values():
+            for part in ("switch", "link"):
+                if net[f"{part}_model" if part == "switch" else "link_item"] == item:
+                    return float(net[f"{part}_price_usd"]), float(net[f"{part}_power_w"])
     if category == "nodes" and row:
         return float(row["node_price_usd"]), float(row["node_power_kw"]) * 1e3
     if row:

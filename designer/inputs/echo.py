@@ -28,6 +28,7 @@ def inputs_echo(inputs) -> dict:
         "node_types": records(inputs.node_types, "name"), "switches": records(inputs.switches, "model"),
         "optics": records(inputs.optics, "name"), "coherent": records(inputs.coherent, "name"),
         "amplifiers": records(inputs.amplifiers, "name"), "protocols": records(inputs.protocols, "name"),
+        "support_networks": records(inputs.support_networks, "name"),
         "notices": [asdict(n) for n in inputs.notices],
     }
 

@@ -20,6 +20,7 @@ OPTIC_KINDS = ("dac", "aoc", "transceiver")
 DCI_OPTIC_KINDS = ("coherent", "gray")
 TOPOLOGIES = ("leaf_spine", "fat_tree_3", "rail_optimized", "rail_only", "leaf_mesh")
 ROLES = ("leaf", "spine", "core", "dci")
+SUPPORT_CATEGORIES = ("storage_network", "management_network")
 CATALOG_MODES = ("replace", "extend")
 C_BAND_GHZ = 4800.0
 
@@ -163,6 +164,8 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
     _positive("cable_m_leaf_spine", "cable length leaf to spine, or leaf to leaf in a mesh (blank: from the "
               "layout)", "m", example=50),
     _positive("cable_m_spine_core", "cable length spine to core (blank: from the layout)", "m", example=150),
+    _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
+       "node (the support_networks sheet) into the design", default=True, example=True),
     _f("catalog", "enum", "replace: a catalog sheet in the workbook replaces the default table; extend: "
        "its rows are added to the default table, a row of the same name overriding the default one",
        default="replace", allowed=CATALOG_MODES),
@@ -284,6 +287,25 @@ COHERENT = Sheet("coherent", "table", "Optics between sites (catalog; the sheet 
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name")
 
+SUPPORT = Sheet("support_networks", "table", "The cluster's other networks, sized per node (catalog): storage, "
+                "in-band and out-of-band management; each row prices its own switch and node link.", (
+    _f("name", "str", "network name", required=True, example="oob_management"),
+    _f("category", "enum", "bill of materials category", required=True, allowed=SUPPORT_CATEGORIES),
+    _f("switch_model", "str", "the network's switch", required=True, example="SN2201"),
+    _cost("switch_price_usd", "price of one switch", required=True, example=8000),
+    _cost("switch_power_w", "power of one switch", "W", required=True, example=100),
+    _positive("nodes_per_switch", "nodes one switch serves (its share of the network's switches per node, upper "
+              "tiers included)", "", "float", required=True, example=44),
+    _positive("ports_per_node", "ports each node has on this network", "", "int", required=True, example=1),
+    _positive("port_gbps", "speed of a node port", "Gb/s", "int", required=True, example=1),
+    _f("link_item", "str", "the cable or optic of one node port", required=True, example="1G RJ45 Cat6 patch"),
+    _f("link_kind", "enum", "cable: one item a port; transceiver: a module at each end", default="cable",
+       allowed=("cable", "transceiver")),
+    _cost("link_price_usd", "price of one cable or module", required=True, example=10),
+    _cost("link_power_w", "power of one cable or module", "W", required=True, example=0),
+    _SOURCE,
+), catalog=True, key="name")
+
 AMPLIFIERS = Sheet("amplifiers", "table", "In-line optical amplifiers (catalog).", (
     _f("name", "str", "amplifier name", required=True, example="edfa_inline"),
     _cost("power_w", "power of one amplifier", "W", required=True, example=100),
@@ -360,6 +382,10 @@ UPPER: dict[tuple[str, str], float] = {
     ("coherent", "gbps"): 3_200,  # as nic_gbps
     ("coherent", "reach_km"): 40_000,  # as distance_km
     ("coherent", "fiber_pairs_per_link"): 16,  # parallel single-mode modules take 4-8 pairs
+    ("support_networks", "nodes_per_switch"): 10_000, ("support_networks", "ports_per_node"): 64,
+    ("support_networks", "port_gbps"): 3_200,  # as nic_gbps
+    ("support_networks", "switch_price_usd"): 1e8, ("support_networks", "switch_power_w"): 1_000_000,  # as switches
+    ("support_networks", "link_price_usd"): 1e7, ("support_networks", "link_power_w"): 10_000,  # as optics
     ("coherent", "power_w"): 10_000, ("coherent", "price_usd"): 1e7,  # modules draw ~25 W and cost ~$20,000
     ("amplifiers", "power_w"): 100_000, ("amplifiers", "price_usd"): 1e8,  # huts draw ~1 kW, cost ~$100,000
     ("protocols", "nic_latency_ns"): 10_000_000,  # 10 ms; NIC stacks take ~1 us
@@ -372,6 +398,8 @@ LOWER: dict[tuple[str, str], float] = {
     ("node_types", "node_power_kw"): 0.01,
     # amplifiers per pair = distance / spacing: 1e-300 km overflows; spans run 40-120 km
     ("routes", "amplifier_spacing_km"): 1,
+    # switches = nodes / nodes per switch: a switch serves at least a hundredth of a node's ports
+    ("support_networks", "nodes_per_switch"): 0.01,
 }
 
 
@@ -390,7 +418,7 @@ def _bound(sheet: str, field: Field) -> Field:
 
 SHEETS: dict[str, Sheet] = {s.name: _bounded(s) for s in (
     PROJECT, SITES, ROUTES, FLOORPLAN, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,
-    PROTOCOLS)}
+    PROTOCOLS, SUPPORT)}
 CATALOG_SHEETS = tuple(name for name, s in SHEETS.items() if s.catalog)
 
 _TYPE_WORDS = {"str": "text", "int": "integer", "float": "number", "bool": "true/false",

@@ -52,6 +52,7 @@ class Inputs:
     coherent: pd.DataFrame
     amplifiers: pd.DataFrame
     protocols: pd.DataFrame
+    support_networks: pd.DataFrame
     notices: tuple[Notice, ...] = ()  # readings, ignored names, catalog replacements, plausibility warnings
 
 

@@ -20,6 +20,7 @@ from models.network import (
     core_count,
     leaf_count,
     spine_count,
+    support_links,
     tier_links,
 )
 
@@ -142,6 +143,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
                                            "port_gbps": gbps, "buffer_mb": float(sw.loc[rt["model"], "buffer_mb"])})
             entry["dci_capacity_gbps"] = site_caps[s]
             entry["dci_bdp_mb"] = site_bdp[s]
+            entry["support_networks"] = support_networks(model, data, s, entry["nodes"], bom)
             it_w = bom.total(s, "total_power_w")
             facility_mw = it_w * float(row["pue"]) / 1e6
             entry["it_power_mw"] = it_w / 1e6
@@ -242,6 +244,23 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
         "mode_id": mode.id, "node_type": str(node.name), "layout": site_layout_echo(data, s, mode, nodes),
     }
+
+
+def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
+    """The support networks of site s: switches and node links, as BOM lines of their category."""
+    table = data.inputs.support_networks
+    out = []
+    for n in model.N:
+        row = table.loc[n]
+        switches = ival(model.support[s, n])
+        ports, per_port = support_links(data, n)
+        items = int(round(nodes * ports * per_port))
+        bom.add(s, row["category"], row["switch_model"], switches, row["switch_price_usd"], row["switch_power_w"])
+        bom.add(s, row["category"], row["link_item"], items, row["link_price_usd"], row["link_power_w"])
+        out.append({"name": n, "category": row["category"], "switch_model": row["switch_model"], "switches": switches,
+                    "links": nodes * ports, "port_gbps": int(row["port_gbps"]), "link_item": row["link_item"],
+                    "link_items": items})
+    return out
 
 
 def port_use(tiers: list[dict], fabric_links: list[dict], sw) -> None:

@@ -71,6 +71,22 @@ def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict
     return cost.astype(float), power.astype(float), fits
 
 
+def support_cost_watts(inputs, n):
+    """(cost USD, IT W) of the support networks for node counts ``n`` (numpy array): per network,
+    ceil(n / nodes_per_switch) switches and n x ports_per_node links (a cable one item, transceivers two)."""
+    import numpy as np
+
+    cost, power = np.zeros(len(n)), np.zeros(len(n))
+    if not inputs.project.get("support_networks", True):
+        return cost, power
+    for _, row in inputs.support_networks.iterrows():
+        switches = np.ceil(n / float(row["nodes_per_switch"]) - 1e-9)
+        items = n * int(row["ports_per_node"]) * (1 if row["link_kind"] == "cable" else 2)
+        cost = cost + switches * float(row["switch_price_usd"]) + items * float(row["link_price_usd"])
+        power = power + switches * float(row["switch_power_w"]) + items * float(row["link_power_w"])
+    return cost, power
+
+
 def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -> dict | str:
     """Gb/s per route (frozenset of its two sites): each open site's need on the route to its parent,
     then any site still short tops up its routes to open sites (tree routes first, then the shortest),
@@ -191,7 +207,9 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     top_n = max(limit.values(), default=0)
     grid = np.arange(1, top_n + 1, dtype=np.int64)
     reserve = {s: 0.0 for s in order}  # IT watts kept for DCI routers and coherent modules
-    sized = [fabric_cost_watts(mode, grid, nics, planes, prices, watts) for mode in modes]
+    extra_usd, extra_w = support_cost_watts(inputs, grid)
+    sized = [(c + extra_usd, w + extra_w, fits)
+             for c, w, fits in (fabric_cost_watts(mode, grid, nics, planes, prices, watts) for mode in modes)]
     for _round in range(max_rounds):
         # most nodes each site holds in each mode within power and space
         budget = np.array([max(0.0, float(sites.loc[s, "power_mw"]) * 1e6 / float(sites.loc[s, "pue"]) - reserve[s])
