@@ -56,3 +56,19 @@ def test_switch_counts_round_up_per_site(tmp_path):
     nets = {n["name"]: n["switches"] for s in opened(sol).values() for n in s["support_networks"]}
     assert sum(s["nodes"] for s in opened(sol).values()) == 45
     assert nets == {"oob": 2, "storage": 5}
+
+
+def test_default_rows_size_the_superpod_as_its_reference_architecture(tmp_path):
+    """The default rows' ratios are the DGX SuperPOD H100 RA's 4-SU counts (127 nodes: 16 QM9700 storage, 8
+    SN4600C in-band, 8 SN2201 out-of-band switches), so the SuperPOD example buys those counts."""
+    import json
+    from pathlib import Path
+
+    from designer import cli
+
+    example = Path(__file__).resolve().parents[1] / "data" / "examples" / "superpod-h100.xlsx"
+    assert cli.main(["solve", str(example), "-o", str(tmp_path / "out"), "--quiet"]) == cli.EXIT_OK
+    site = json.loads((tmp_path / "out" / "design.json").read_text())["sites"][0]
+    assert {n["switch_model"]: n["switches"] for n in site["support_networks"]} == {
+        "QM9700": 16, "SN4600C": 8, "SN2201": 8}
+    assert {n["name"]: n["links"] for n in site["support_networks"]} == {"storage": 254, "inband": 254, "oob": 127}
