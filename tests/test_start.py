@@ -137,3 +137,13 @@ def test_highs_gets_the_time_left_after_the_translation(instance):
                             time_limit=given, solver_options={"presolve": "off"})
     assert results.termination_condition.name == "convergenceCriteriaSatisfied"
     assert 0 < guarded.given < given
+
+
+def test_greedy_plan_fills_a_site_no_further_than_its_fiber_serves():
+    """The default example: atlanta is the cheapest site per MW, but its one route (8 fiber pairs of
+    32 x 800G = 204.8 Tb/s) serves 204,800 / (0.125 x 8 x 400) = 512 nodes: the plan puts no more there (it
+    filled atlanta's power before and found no route for its 819.2 Tb/s)."""
+    inputs = load_inputs(EXAMPLE.parent / "default.xlsx")
+    plan = greedy_plan(replace(inputs, project={**inputs.project, "budget_usd": None}), prepare_data(inputs).modes)
+    assert plan.cost is not None, plan.reason
+    assert plan.sites["atlanta"]["nodes"] <= 512

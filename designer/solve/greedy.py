@@ -87,14 +87,18 @@ def support_cost_watts(inputs, n):
     return cost, power
 
 
+def route_most_gbps(route: dict, co) -> float:
+    """The most a route's fiber carries with its best DCI optic (every pair lit)."""
+    return max(route["pairs"] * links_on_pairs(co.loc[c])[0] // links_on_pairs(co.loc[c])[1] * float(co.loc[c, "gbps"])
+               for c in route["types"])
+
+
 def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -> dict | str:
     """Gb/s per route (frozenset of its two sites): each open site's need on the route to its parent,
     then any site still short tops up its routes to open sites (tree routes first, then the shortest),
     each up to what its fiber carries with the fastest coherent type. A reason string when it cannot."""
     def most(e):
-        r = routes[e]
-        return max(r["pairs"] * links_on_pairs(co.loc[c])[0] // links_on_pairs(co.loc[c])[1] * float(co.loc[c, "gbps"])
-                   for c in r["types"])
+        return route_most_gbps(routes[e], co)
 
     cap = {}
     for s in opened[1:]:
@@ -221,6 +225,12 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             most[i] = np.searchsorted(total, budget * (1 + 1e-12), side="right")
             most[i] *= np.array([s in modes[i].sites for s in order])  # a mode's cables are for its sites
         cap = {s: min(limit[s], int(most[:, k].max())) for k, s in enumerate(order)}
+        if order and cap[order[0]] < job and float(p["dci_ratio"]) > 0:
+            # more than one site opens: a site holds no more nodes than its routes' fiber can serve
+            per_node = float(p["dci_ratio"]) * node_bw
+            for s in order:
+                fiber = sum(route_most_gbps(r, co) for e, r in routes.items() if s in e)
+                cap[s] = min(cap[s], int(fiber // per_node))
         placed, left = {}, job
         for s in order:
             if left <= 0:
