@@ -27,7 +27,7 @@ EXAMPLE_TIME_LIMIT = 120
 EXAMPLE_TIMEOUT = 900  # seconds of wall time before a run counts as hung
 SHEETS = ["summary", "sites", "fabric", "links", "bom", "power", "cost", "constraints", "inputs", "solver"]
 BOM_CATEGORIES = {"nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "amplifiers", "fiber",
-                  "storage_network", "management_network"}
+                  "storage_network", "management_network", "dci_optics"}
 NUMBER = (int, float)
 INT = int
 MAYBE = type(None)

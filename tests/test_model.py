@@ -326,6 +326,7 @@ def test_campus_link_on_gray_optics(tmp_path):
     assert sol["objective_usd"] == pytest.approx(979_160, abs=1e-6)
     assert all(s["capex_usd"] == pytest.approx(489_540, abs=1e-6) for s in opened(sol).values())
     assert not [line for line in sol["bom"] if line["category"] == "amplifiers"]
+    assert bom_lines(sol)["a", "dci_optics", "lr400"][:2] == (4, 4_000)  # gray modules: their own BOM category
     # with 3 fiber pairs the 4 gray links do not fit: coherent it is (2 pairs, 1 amplifier each)
     book["routes"][0]["fiber_pairs"] = 3
     [link] = design(tmp_path, book, "three")["links"]

@@ -31,7 +31,8 @@ __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
 FIBER_US_PER_KM = 4.9
 C_BAND_GHZ = 4800.0
 HOURS_PER_YEAR = 8760.0
-NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent", "storage_network", "management_network")
+NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent", "dci_optics", "storage_network",
+                   "management_network")
 
 
 def off(a: float, b: float, rel: float = 1e-6, tol: float = 1e-6) -> bool:
@@ -511,7 +512,7 @@ def check_demand(design, cat) -> list[str]:
 
 
 CATALOG_OF = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
-              "coherent": "coherent", "amplifiers": "amplifiers"}
+              "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers"}
 SUPPORT_OF = NODE_CATEGORIES[-2:]  # switches and node links of the support networks
 
 
@@ -653,7 +654,7 @@ def check_intersite(design, cat) -> list[str]:
     factor = 1.0 if p.get("buffer_bdp_factor") is None else float(p["buffer_bdp_factor"])
     coherent_bom = Counter()
     for line in design["bom"]:
-        if line["category"] == "coherent":
+        if line["category"] in ("coherent", "dci_optics"):
             coherent_bom[line["site"], line["item"]] += line["quantity"]
     for s in opened:
         name = s["name"]

@@ -14,10 +14,12 @@ from designer.errors import Notice
 from designer.inputs.workbook import PLANNER_SOURCE
 
 # BOM categories in the order ARCHITECTURE.md lists them (others, if any, follow).
-CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "amplifiers", "fiber")
+CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "dci_optics", "amplifiers",
+              "fiber", "storage_network", "management_network")
 CATEGORY_LABELS = {"nodes": "GPU nodes", "site": "site fixed", "power": "facility power", "switches": "switches",
                    "optics": "cables & optics", "dci_routers": "DCI routers", "coherent": "coherent optics",
-                   "amplifiers": "amplifiers", "fiber": "fiber"}
+                   "dci_optics": "gray DCI optics", "amplifiers": "amplifiers", "fiber": "fiber",
+                   "storage_network": "storage network", "management_network": "management networks"}
 LATENCY_PARTS = ("nic", "switching", "propagation", "nvlink")
 LATENCY_LABELS = {"nic": "NICs (both ends)", "switching": "switch hops", "propagation": "cable propagation",
                   "nvlink": "NVLink hop"}

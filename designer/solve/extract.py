@@ -33,7 +33,7 @@ def ival(x) -> int:
 
 
 QUOTED = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
-          "coherent": "coherent", "amplifiers": "amplifiers"}  # BOM category -> catalog table
+          "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers"}  # BOM category -> table
 QUOTE_COLUMNS = ("sku", "lead_time_weeks")
 
 
@@ -135,7 +135,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
                     routers.append({"model": k, "count": count})
                     bom.add(s, "dci_routers", k, count, sw.loc[k, "price_usd"], sw.loc[k, "power_w"])
             for c, waves in coherent_at[s].items():
-                bom.add(s, "coherent", c, waves, co.loc[c, "price_usd"], co.loc[c, "power_w"])
+                category = "dci_optics" if is_gray(co.loc[c]) else "coherent"
+                bom.add(s, category, c, waves, co.loc[c, "price_usd"], co.loc[c, "power_w"])
             if routers:
                 gbps = max(int(co.loc[c, "gbps"]) for c in coherent_at[s]) if coherent_at[s] else None
                 for rt in routers:
