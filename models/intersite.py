@@ -38,6 +38,12 @@ def links_on_pairs(row) -> tuple[int, int]:
     return channels_per_pair(float(row["channel_ghz"])), 1
 
 
+def fiber_gbps(row, pairs: int) -> float:
+    """The most ``pairs`` fiber pairs carry with DCI optic ``row`` (every pair lit)."""
+    links, per = links_on_pairs(row)
+    return pairs * links // per * float(row["gbps"])
+
+
 def is_gray(row) -> bool:
     """A gray DCI optic: its own fiber pairs, no DWDM, no amplifiers."""
     return str(row.get("kind") or "coherent") == "gray"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from models.intersite import InterSite, bdp_mb, is_gray, links_on_pairs
+from models.intersite import InterSite, bdp_mb, fiber_gbps, is_gray, links_on_pairs
 from models.modes import Mode, site_node_limits
 
 HOURS_PER_YEAR = 8760.0
@@ -347,8 +347,7 @@ def define_count_limits(m, data: ModelData) -> None:
     factor = float(data.inputs.project["buffer_bdp_factor"])
 
     def most_gbps(r):
-        return max(r.fiber_pairs * links_on_pairs(co.loc[c])[0] // links_on_pairs(co.loc[c])[1] * int(co.loc[c, "gbps"])
-                   for c in r.coherent) if r.coherent else 0
+        return max(fiber_gbps(co.loc[c], r.fiber_pairs) for c in r.coherent) if r.coherent else 0
 
     def most_routers(s, k):
         routes = [m.route[r] for r in m.incident[s]]
@@ -584,10 +583,9 @@ def site_nodes(m, s):
     return sum(m.nodes[s, i] for i in m.modes_at[s])
 
 
-def support_links(data, n: str) -> tuple[int, float]:
-    """(ports per node, items per port) of support network n: a cable is one item, a transceiver link two
-    modules (each end its own)."""
-    row = data.inputs.support_networks.loc[n]
+def support_links(row) -> tuple[int, float]:
+    """(ports per node, items per port) of a support_networks row: a cable is one item, a transceiver link
+    two modules (each end its own)."""
     return int(row["ports_per_node"]), (1.0 if row["link_kind"] == "cable" else 2.0)
 
 
@@ -607,7 +605,7 @@ def support_terms(m, s, what: str):
     column = {"price": "price_usd", "power": "power_w"}[what]
     total = 0
     for n in m.N:
-        ports, items = support_links(data, n)
+        ports, items = support_links(table.loc[n])
         total += float(table.loc[n, f"switch_{column}"]) * m.support[s, n]
         total += float(table.loc[n, f"link_{column}"]) * ports * items * site_nodes(m, s)
     return total

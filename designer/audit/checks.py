@@ -523,9 +523,10 @@ def catalog_unit(line: dict, cat) -> tuple[float, float]:
     row = getattr(cat, CATALOG_OF[category]).get(item) if category in CATALOG_OF else None
     if category in SUPPORT_OF:
         for net in cat.support_networks.values():
-            for part in ("switch", "link"):
-                if net[f"{part}_model" if part == "switch" else "link_item"] == item:
-                    return float(net[f"{part}_price_usd"]), float(net[f"{part}_power_w"])
+            if net["switch_model"] == item:
+                return float(net["switch_price_usd"]), float(net["switch_power_w"])
+            if net["link_item"] == item:
+                return float(net["link_price_usd"]), float(net["link_power_w"])
     if category == "nodes" and row:
         return float(row["node_price_usd"]), float(row["node_power_kw"]) * 1e3
     if row:

@@ -254,7 +254,7 @@ def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
     for n in model.N:
         row = table.loc[n]
         switches = ival(model.support[s, n])
-        ports, per_port = support_links(data, n)
+        ports, per_port = support_links(row)
         items = int(round(nodes * ports * per_port))
         bom.add(s, row["category"], row["switch_model"], switches, row["switch_price_usd"], row["switch_power_w"])
         bom.add(s, row["category"], row["link_item"], items, row["link_price_usd"], row["link_power_w"])

@@ -7,7 +7,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from models.intersite import is_gray, links_on_pairs
+from models.intersite import fiber_gbps, is_gray, links_on_pairs
+from models.network import support_links
 
 @dataclass
 class Greedy:
@@ -81,7 +82,8 @@ def support_cost_watts(inputs, n):
         return cost, power
     for _, row in inputs.support_networks.iterrows():
         switches = np.ceil(n / float(row["nodes_per_switch"]) - 1e-9)
-        items = n * int(row["ports_per_node"]) * (1 if row["link_kind"] == "cable" else 2)
+        ports, per_port = support_links(row)
+        items = n * ports * per_port
         cost = cost + switches * float(row["switch_price_usd"]) + items * float(row["link_price_usd"])
         power = power + switches * float(row["switch_power_w"]) + items * float(row["link_power_w"])
     return cost, power
@@ -89,8 +91,7 @@ def support_cost_watts(inputs, n):
 
 def route_most_gbps(route: dict, co) -> float:
     """The most a route's fiber carries with its best DCI optic (every pair lit)."""
-    return max(route["pairs"] * links_on_pairs(co.loc[c])[0] // links_on_pairs(co.loc[c])[1] * float(co.loc[c, "gbps"])
-               for c in route["types"])
+    return max(fiber_gbps(co.loc[c], route["pairs"]) for c in route["types"])
 
 
 def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -> dict | str:
