@@ -36,6 +36,7 @@ from designer.outputs.export import csv_text
 COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",
            "length_class", "links", "rack", "peer_rack", "cable_id"]
 LINKS = COLUMNS.index("links")
+RAIL = ("rail_optimized", "rail_only")  # topologies whose leaves serve one NIC of each node (a rail)
 GROUP_ABOVE = 2_000_000
 GRAPHML_NODE = ("role", "model", "ports", "site", "plane", "network", "pod", "rail", "su")
 GRAPHML_EDGE = ("count", "gbps", "tier", "item")
@@ -77,7 +78,7 @@ class Floor:
         self.graph, self.prefix = graph, device_prefix(graph.graph["site"])
         self.per_rack = int(lay.get("nodes_per_rack") or 1)
         self.per_row = int(lay.get("racks_per_row") or 20)
-        self.rail = entry.get("topology") in ("rail_optimized", "rail_only")
+        self.rail = entry.get("topology") in RAIL
         self.racks: dict[str, str] = {}
         for group, data in graph.nodes(data=True):
             if data["role"] == "endpoints":

@@ -24,11 +24,10 @@ from pathlib import Path
 import networkx as nx
 
 from designer.audit.fabric import device_prefix, members
-from designer.outputs.cabling import Floor
+from designer.outputs.cabling import RAIL, Floor
 from designer.outputs.export import csv_text
 
 NODE_COLUMNS = ["site", "node", "nic", "plane", "rail", "leaf", "scalable_unit", "rack"]
-RAIL = ("rail_optimized", "rail_only")
 
 
 def hostlist(prefix: str, numbers, width: int) -> str:

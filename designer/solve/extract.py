@@ -12,7 +12,7 @@ import pyomo.environ as pyo
 
 import designer
 from designer.inputs.echo import inputs_echo, plain
-from models.modes import hall_nodes, site_floor, site_layout_of, site_rack_kw
+from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, is_gray, links_on_pairs
 from models.network import (
     HOURS_PER_YEAR,
@@ -274,8 +274,7 @@ def port_use(tiers: list[dict], fabric_links: list[dict], sw) -> None:
         for role in ends[lk["tier"]]:
             used[role] = used.get(role, 0.0) + lk["count"] * lk["gbps"]
     for t in tiers:
-        pool = max(g * n for g, n in sw.loc[t["model"], "port_modes"].items())
-        t["capacity_gbps"] = float(t["count"] * pool)
+        t["capacity_gbps"] = float(t["count"] * pool_gbps(sw.loc[t["model"]]))
         t["used_gbps"] = used.get(t["tier"], 0.0)
 
 
