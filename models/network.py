@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from models.intersite import InterSite, bdp_mb, fiber_gbps, is_gray, links_on_pairs
+from models.intersite import InterSite, bdp_mb, end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs
 from models.modes import Mode, site_node_limits
 
 HOURS_PER_YEAR = 8760.0
@@ -347,7 +347,7 @@ def define_count_limits(m, data: ModelData) -> None:
     factor = float(data.inputs.project["buffer_bdp_factor"])
 
     def most_gbps(r):
-        return max(fiber_gbps(co.loc[c], r.fiber_pairs) for c in r.coherent) if r.coherent else 0
+        return max(fiber_gbps(co.loc[c], r.fiber_pairs, r.band) for c in r.coherent) if r.coherent else 0
 
     def most_routers(s, k):
         routes = [m.route[r] for r in m.incident[s]]
@@ -388,7 +388,8 @@ def define_site_count(m, data: ModelData) -> None:
 def define_routes(m, data: ModelData) -> None:
     """A used route joins two open sites and carries one coherent type:
     use_r <= open_a, use_r <= open_b, sum_c x_rc = use_r; x_rc <= waves_rc; q_c waves_rc <= l_c pairs_rc
-    (l_c links on q_c fiber pairs: a coherent type's channels on 1, a gray module on its fiber_pairs_per_link);
+    (l_c links on q_c fiber pairs: a coherent type's channels in the route's band on 1, a gray module on its
+    fiber_pairs_per_link);
     pairs_rc <= fiber_pairs_r x_rc."""
     m.use_a = pyo.Constraint(m.R, rule=lambda m, r: m.use[r] <= m.open[m.route[r].a])
     m.use_b = pyo.Constraint(m.R, rule=lambda m, r: m.use[r] <= m.open[m.route[r].b])
@@ -398,7 +399,7 @@ def define_routes(m, data: ModelData) -> None:
     m.waves_min = pyo.Constraint(m.RC, rule=lambda m, r, c: m.waves[r, c] >= m.x[r, c])
 
     def channels(m, r, c):
-        links, pairs = links_on_pairs(co.loc[c])
+        links, pairs = links_on_pairs(co.loc[c], m.route[r].band)
         return pairs * m.waves[r, c] <= links * m.pairs[r, c]
 
     m.channels = pyo.Constraint(m.RC, rule=channels)
@@ -612,8 +613,8 @@ def support_terms(m, s, what: str):
 
 
 def site_it_watts(m, s):
-    """IT power of site s in W: nodes, switches, cables/optics, DCI routers, coherent modules, support
-    networks."""
+    """IT power of site s in W: nodes, switches, cables/optics, DCI routers, coherent modules, the line system's
+    units at its end of each lit coherent pair (booster, preamp, mux/demux), support networks."""
     data = m.data
     node_w = float(data.node["node_power_kw"]) * 1e3
     sw = data.inputs.switches
@@ -632,6 +633,7 @@ def site_it_watts(m, s):
             total += mode.cables[t].unit_power_w * cable_items(m, s, i, t, links)
     total += sum(float(sw.loc[k, "power_w"]) * m.routers[s, k] for k in m.K)
     total += sum(float(co.loc[c, "power_w"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
+    total += sum(end_watts(m.route[r]) * coherent_pairs(m, r) for r in m.incident[s])
     return total + support_terms(m, s, "power")
 
 
@@ -669,16 +671,20 @@ def site_capex(m, s):
     return cost + support_terms(m, s, "price")
 
 
+def coherent_pairs(m, r):
+    """Fiber pairs route r lights with coherent types (gray links take no line system)."""
+    co = m.data.inputs.coherent
+    return sum(m.pairs[r, c] for c in m.route[r].coherent if not is_gray(co.loc[c]))
+
+
 def route_capex(m, r):
-    """Fiber pairs over the route's length and in-line amplifiers on each pair a coherent type uses (gray
-    links run unamplified)."""
-    amp = m.data.inputs.amplifiers
-    amp_price = float(amp["price_usd"].min()) if len(amp) else 0.0
+    """Fiber pairs over the route's length and its line system (models.intersite.line_usd): units per lit coherent
+    pair, and a hut per in-line site once any coherent type is chosen, x_rc summed over the coherent types."""
     route = m.route[r]
     co = m.data.inputs.coherent
     pairs = sum(m.pairs[r, c] for c in route.coherent)
-    amplified = sum(m.pairs[r, c] for c in route.coherent if not is_gray(co.loc[c]))
-    return route.cost_per_pair * pairs + route.amplifiers_per_pair * amp_price * amplified
+    lit = sum(m.x[r, c] for c in route.coherent if not is_gray(co.loc[c]))
+    return route.cost_per_pair * pairs + line_usd(route, coherent_pairs(m, r), lit)
 
 
 def define_cost(m, data: ModelData) -> None:

@@ -26,8 +26,8 @@ EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
 EXAMPLE_TIME_LIMIT = 120
 EXAMPLE_TIMEOUT = 900  # seconds of wall time before a run counts as hung
 SHEETS = ["summary", "sites", "fabric", "links", "bom", "power", "cost", "constraints", "inputs", "solver"]
-BOM_CATEGORIES = {"nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "amplifiers", "fiber",
-                  "storage_network", "management_network", "dci_optics"}
+BOM_CATEGORIES = {"nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "amplifiers", "line_system",
+                  "fiber", "storage_network", "management_network", "dci_optics"}
 NUMBER = (int, float)
 INT = int
 MAYBE = type(None)

@@ -199,7 +199,7 @@ def test_a_default_catalog_row_must_still_name_its_source(tmp_path):
     with pytest.raises(InputError) as caught:
         load_catalog(folder)
     assert [str(p) for p in caught.value.problems] == [
-        "data/catalog/amplifiers.csv!D2 source: a default catalog row must name its source "
+        "data/catalog/amplifiers.csv!G2 source: a default catalog row must name its source "
         "(fix: state where the figures come from (datasheet, list price))"]
 
 

@@ -31,8 +31,10 @@ __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
 FIBER_US_PER_KM = 4.9
 C_BAND_GHZ = 4800.0
 HOURS_PER_YEAR = 8760.0
-NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent", "dci_optics", "storage_network",
-                   "management_network")
+PHOTON_DBM_01NM = -58.0  # h nu x 12.5 GHz at 1550 nm: 6.626e-34 J s x 193.4 THz x 12.5e9 Hz = 1.6e-9 W
+END_ROLES = ("booster", "preamp", "mux_demux")
+NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent", "dci_optics", "line_system",
+                   "storage_network", "management_network")
 
 
 def off(a: float, b: float, rel: float = 1e-6, tol: float = 1e-6) -> bool:
@@ -512,7 +514,7 @@ def check_demand(design, cat) -> list[str]:
 
 
 CATALOG_OF = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
-              "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers"}
+              "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers", "line_system": "amplifiers"}
 SUPPORT_OF = NODE_CATEGORIES[-2:]  # switches and node links of the support networks
 
 
@@ -588,16 +590,33 @@ def check_money(design, cat) -> list[str]:
     return out
 
 
+def line_plan(cat, band: str) -> dict[str, list[dict]]:
+    """The line units of a coherent route by role: the cheapest amplifiers row of the role in each band the route
+    uses (ties: lower noise figure, then name); huts serve every band."""
+    plan = {}
+    for role in ("inline", *END_ROLES, "hut"):
+        for b in [None] if role == "hut" else ["c", "l"] if band == "c+l" else ["c"]:
+            rows = [r for r in cat.amplifiers.values() if r["role"] == role and b in (None, r["band"])]
+            if rows:
+                plan.setdefault(role, []).append(min(rows, key=lambda r: (float(r["price_usd"]),
+                                                                          float(r["noise_figure_db"]), str(r["name"]))))
+    return plan
+
+
 def check_links(design, cat) -> list[str]:
-    """Per used route: both ends open, a route of the inputs; coherent reach >= distance;
-    wavelengths <= floor(4800 GHz / channel) x fiber pairs; fiber pairs within those available;
-    amplifiers = (ceil(distance / spacing) - 1) x pairs; ports = 2 x wavelengths; capacity =
-    wavelengths x rate; RTT = 2 x 4.9 us/km x distance; the route's BOM lines match."""
-    out = []
+    """Per used route: both ends open, a route of the inputs; coherent reach >= distance; wavelengths <=
+    floor(4800 GHz x bands / channel) x fiber pairs; fiber pairs within those available; ports = 2 x wavelengths;
+    capacity = wavelengths x rate; RTT = 2 x 4.9 us/km x distance. A coherent route's line system (the cheapest unit
+    of each role and band): N = ceil(distance / spacing) spans, in-line amplifiers = (N - 1) x pairs per band, a hut
+    per in-line site, their power the route's; OSNR (0.1 nm) = 58 + P_ch - NF - loss x distance / N - 10 log10 N,
+    P_ch the launch power per 50 GHz scaled to the channel, NF the worst in-line or preamp noise figure, at least the
+    module's required OSNR plus osnr_margin_db; the route's BOM lines match; route power sums to totals."""
+    out, p = [], cat.project
     opened = {s["name"] for s in design["sites"] if s["open"]}
     bom = defaultdict(float)
     for line in design["bom"]:
         bom[line["site"], line["category"]] += line["quantity"]
+    route_w = 0.0
     for link in design["links"]:
         a, b = link["site_a"], link["site_b"]
         name = f"route {a}--{b}"
@@ -613,30 +632,56 @@ def check_links(design, cat) -> list[str]:
         if float(co["reach_km"]) < dist:
             out.append(f"{name}: {co['name']} reaches {co['reach_km']:g} km, the route is {dist:g} km")
         gray = str(co.get("kind") or "coherent") == "gray"
+        band = route["band"]
         if gray:
             per_link = int(co.get("fiber_pairs_per_link") or 1)
             if waves * per_link > pairs:
                 out.append(f"{name}: {waves} gray links of {per_link} fiber pair(s) each on {pairs} fiber pair(s)")
         else:
-            channels = int(C_BAND_GHZ // float(co["channel_ghz"]))
+            channels = int(C_BAND_GHZ * (2 if band == "c+l" else 1) // float(co["channel_ghz"]))
             if waves > channels * pairs:
                 out.append(f"{name}: {waves} wavelengths on {pairs} fiber pair(s) of {channels} channels each: "
                            f"{waves - channels * pairs} too many")
         if pairs > int(route["fiber_pairs"]):
             out.append(f"{name}: uses {pairs} fiber pairs, {route['fiber_pairs']} available "
                        f"({pairs - int(route['fiber_pairs'])} beyond)")
-        amps = 0 if gray else max(0, math.ceil(dist / float(route.get("amplifier_spacing_km") or 80.0)) - 1) * pairs
+        spans = max(1, math.ceil(dist / float(route["amplifier_spacing_km"])))
+        plan = {} if gray else line_plan(cat, band)
+        amps = (spans - 1) * pairs * len(plan.get("inline", []))
+        huts = (spans - 1) * len(plan.get("hut", []))
+        watts = sum(float(r["power_w"]) for r in plan.get("inline", [])) * (spans - 1) * pairs + sum(
+            float(r["power_w"]) for r in plan.get("hut", [])) * huts
+        route_w += watts
         figures = {"amplifiers": (link["amplifiers"], amps), "coherent_ports": (link["coherent_ports"], 2 * waves),
                    "capacity_gbps": (link["capacity_gbps"], waves * float(co["gbps"])),
-                   "rtt_ms": (link["rtt_ms"], 2 * FIBER_US_PER_KM * dist / 1e3)}
+                   "rtt_ms": (link["rtt_ms"], 2 * FIBER_US_PER_KM * dist / 1e3),
+                   "huts": (link["huts"], huts), "route_power_w": (link["route_power_w"], watts)}
         if link.get("distance_km") is not None:
             figures["distance_km"] = (link["distance_km"], dist)
         for key, (got, want) in figures.items():
             if off(got, want, rel=1e-9, tol=1e-9):
                 out.append(f"{name}: {key} is {got:g}, {want:g} by the rule (wavelengths {waves}, pairs {pairs})")
-        for category, want in (("amplifiers", amps), ("fiber", pairs * dist)):
+        if not gray and link["band"] != band:
+            out.append(f"{name}: band is {link['band']}, the route's is {band}")
+        noise = [float(r["noise_figure_db"]) for r in plan.get("preamp", []) + (plan.get("inline", []) if spans > 1
+                                                                                   else [])]
+        required = co.get("required_osnr_db")
+        if not gray and required is not None and noise:
+            launch = float(p["launch_power_dbm"]) + 10 * math.log10(float(co["channel_ghz"]) / 50.0)
+            osnr = (launch - PHOTON_DBM_01NM - max(noise) - float(route["fiber_loss_db_per_km"]) * dist / spans
+                    - 10 * math.log10(spans))
+            need = float(required) + float(p["osnr_margin_db"])
+            if link["osnr_db"] is None or off(link["osnr_db"], osnr, rel=1e-9, tol=1e-9):
+                out.append(f"{name}: osnr_db is {link['osnr_db']}, {osnr:.3f} dB by the rule ({spans} spans)")
+            if osnr < need - 1e-9:
+                out.append(f"{name}: OSNR {osnr:.2f} dB is below {co['name']}'s required {float(required):g} dB plus "
+                           f"osnr_margin_db {float(p['osnr_margin_db']):g} dB by {need - osnr:.2f} dB")
+        for category, want in (("amplifiers", amps), ("fiber", pairs * dist), ("line_system", huts)):
             if off(bom[f"{a}--{b}", category], want):
                 out.append(f"{name}: BOM has {bom[f'{a}--{b}', category]:g} {category}, the route needs {want:g}")
+    if off(design["totals"].get("route_power_mw", 0.0), route_w / 1e6):
+        out.append(f"totals.route_power_mw is {design['totals'].get('route_power_mw', 0.0):g}, the routes' in-line "
+                   f"amplifiers and huts draw {route_w / 1e6:g} MW")
     return out
 
 
@@ -644,7 +689,9 @@ def check_intersite(design, cat) -> list[str]:
     """Per open site, with capacity = wavelengths x rate and RTT from the distance: coherent modules in
     the BOM = wavelengths of its routes; DCI router ports hold every coherent port and as much toward
     the fabric (2 x capacity); router buffers >= buffer_bdp_factor x sum of capacity x RTT
-    (MB = Gb/s x ms / 8). With more than one site open:
+    (MB = Gb/s x ms / 8); line units at its end (booster, preamp, mux/demux of each band) = the fiber pairs of its
+    coherent routes; with encrypt_dci, every link encrypted by its DCI optic or by MACsec on every DCI router at
+    both ends. With more than one site open:
     capacity >= dci_ratio x NIC bandwidth, open sites connected over used routes, and every pair
     within max_site_rtt_ms over used routes."""
     out, p = [], cat.project
@@ -653,10 +700,19 @@ def check_intersite(design, cat) -> list[str]:
     opened = [s for s in design["sites"] if s["open"]]
     node = cat.node_types[p["node_type"]]
     factor = 1.0 if p.get("buffer_bdp_factor") is None else float(p["buffer_bdp_factor"])
-    coherent_bom = Counter()
+    coherent_bom, end_bom = Counter(), Counter()
     for line in design["bom"]:
         if line["category"] in ("coherent", "dci_optics"):
             coherent_bom[line["site"], line["item"]] += line["quantity"]
+        if line["category"] == "line_system" and line["site"] in cat.sites:
+            end_bom[line["site"], line["item"]] += line["quantity"]
+    macsec = {s["name"]: all(cat.switches[t["model"]].get("encryption") for t in s["tiers"] if t["tier"] == "dci")
+              for s in opened}
+    for lk in design["links"] if p.get("encrypt_dci") else []:
+        sealed = cat.coherent[lk["coherent_model"]].get("encryption")
+        if not (sealed or (macsec.get(lk["site_a"]) and macsec.get(lk["site_b"]))) or not lk.get("encrypted"):
+            out.append(f"route {lk['site_a']}--{lk['site_b']}: encrypt_dci, but neither {lk['coherent_model']} nor "
+                       "MACsec on every DCI router at both ends encrypts it")
     for s in opened:
         name = s["name"]
         mine = [d for *_, d in used.edges(name, data=True)] if name in used else []
@@ -667,6 +723,16 @@ def check_intersite(design, cat) -> list[str]:
             if coherent_bom[name, model] != waves[model]:
                 out.append(f"{name}: BOM lists {coherent_bom[name, model]:g} {model} modules, its routes carry "
                            f"{waves[model]} wavelengths")
+        units = Counter()
+        for d in mine:
+            if d["optic_kind"] != "gray":
+                band = cat.routes[frozenset((d["site_a"], d["site_b"]))]["band"]
+                for role, rows in line_plan(cat, band).items():
+                    for row in rows if role in END_ROLES else []:
+                        units[row["name"]] += d["fiber_pairs"]
+        for item in set(units) | {i for (site, i) in end_bom if site == name}:
+            if off(end_bom[name, item], units[item], rel=0, tol=1e-9):
+                out.append(f"{name}: BOM lists {end_bom[name, item]:g} {item}, its coherent fiber pairs need {units[item]}")
         caps = [(d["wavelengths"] * float(cat.coherent[d["coherent_model"]]["gbps"]),
                  2 * FIBER_US_PER_KM * d["distance_km"] / 1e3) for d in mine]
         cap = sum(c for c, _ in caps)

@@ -333,6 +333,6 @@ def build_intersite_graph(design: dict) -> nx.Graph:
                            amplifier_spacing_km=80.0, route_missing=True)
         graph.edges[a, b].update(used=True, **{k: link[k] for k in ("coherent_model", "wavelengths", "coherent_ports",
                                                                     "fiber_pairs", "amplifiers", "capacity_gbps",
-                                                                    "rtt_ms")},
+                                                                    "rtt_ms", "site_a", "site_b")},
                                 optic_kind=link.get("optic_kind") or "coherent")
     return graph

@@ -22,6 +22,9 @@ TOPOLOGIES = ("leaf_spine", "fat_tree_3", "rail_optimized", "rail_only", "leaf_m
 ROLES = ("leaf", "spine", "core", "dci")
 SUPPORT_CATEGORIES = ("storage_network", "management_network")
 CATALOG_MODES = ("replace", "extend")
+BANDS = ("c", "c+l")  # a route's DWDM band: C (about 4.8 THz) or C and L (about 9.6 THz)
+AMPLIFIER_BANDS = ("c", "l")
+LINE_ROLES = ("inline", "booster", "preamp", "mux_demux", "hut")
 C_BAND_GHZ = 4800.0
 
 MAX_SOURCE_CHARS = 1000  # a source cites a datasheet or a quote, with its address
@@ -164,6 +167,14 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
     _positive("cable_m_leaf_spine", "cable length leaf to spine, or leaf to leaf in a mesh (blank: from the "
               "layout)", "m", example=50),
     _positive("cable_m_spine_core", "cable length spine to core (blank: from the layout)", "m", example=150),
+    _f("launch_power_dbm", "float", "optical power launched into each span per 50 GHz of spectrum (a 75 GHz channel "
+       "gets 1.8 dB more, a 150 GHz one 4.8 dB: constant spectral density); 0 dBm over the 96 x 50 GHz of the C "
+       "band is a typical line amplifier's ~20 dBm total output", "dBm", default=0.0, ge=-20, le=20, example=0),
+    _f("osnr_margin_db", "float", "system margin a coherent wavelength's OSNR must keep above the module's "
+       "required_osnr_db (ageing, repairs, fiber non-linearity, transmitter noise: none modelled otherwise)", "dB",
+       default=3.0, ge=0, le=30, example=3),
+    _f("encrypt_dci", "bool", "encrypt every link between sites: only DCI routers with MACsec (or, when none has it, "
+       "DCI optics with line-rate encryption) are offered", default=False, example=False),
     _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
        "node (the support_networks sheet) into the design", default=True, example=True),
     _f("catalog", "enum", "replace: a catalog sheet in the workbook replaces the default table; extend: "
@@ -200,6 +211,10 @@ ROUTES = Sheet("routes", "table", "Fiber routes between two sites; no row = no d
           "USD/pair/km", required=True, example=2000),
     _positive("amplifier_spacing_km", "distance between in-line amplifiers", "km",
               default=80.0, example=80),
+    _positive("fiber_loss_db_per_km", "fiber attenuation at 1550 nm, splices included (spans of the OSNR budget)",
+              "dB/km", default=0.22, example=0.22),
+    _f("band", "enum", "c: the C band; c+l: C and L band on every fiber pair (twice the wavelengths a pair "
+       "carries, an L-band unit beside every C-band amplifier and mux/demux)", default="c", allowed=BANDS),
 ))
 
 FLOORPLAN = Sheet("floorplan", "table", "Optional floor of a site's data hall, one row per site: cable lengths come "
@@ -255,6 +270,8 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
     _cost("price_usd", "price of one switch", required=True, example=30_000),
     _f("roles", "names", "tiers the switch may fill", required=True, allowed=ROLES,
        example="leaf,spine"),
+    _f("encryption", "bool", "MACsec at line rate on its ports (a DCI router encrypting links between sites)",
+       default=False, example=True),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="model", nonempty=True)
 
@@ -282,6 +299,9 @@ COHERENT = Sheet("coherent", "table", "Optics between sites (catalog; the sheet 
        ge=6.25, le=C_BAND_GHZ, example=75),  # ITU-T G.694.1 flexible grid: 6.25 GHz slots
     _positive("fiber_pairs_per_link", "fiber pairs one gray link takes (a 2xFR4 module: 2)", "", "int", default=1,
               example=1),
+    _f("required_osnr_db", "float", "OSNR (0.1 nm) the module needs at its receiver; coherent only (blank: reach_km "
+       "alone limits the route)", "dB", ge=0, le=50, example=26),
+    _f("encryption", "bool", "line-rate encryption in the module itself", default=False, example=False),
     _cost("power_w", "power of one module", "W", required=True, example=20),
     _cost("price_usd", "price of one module", required=True, example=5000),
     *_QUOTE, _SOURCE,
@@ -306,10 +326,18 @@ SUPPORT = Sheet("support_networks", "table", "The cluster's other networks, size
     _SOURCE,
 ), catalog=True, key="name")
 
-AMPLIFIERS = Sheet("amplifiers", "table", "In-line optical amplifiers (catalog).", (
-    _f("name", "str", "amplifier name", required=True, example="edfa_inline"),
-    _cost("power_w", "power of one amplifier", "W", required=True, example=100),
-    _cost("price_usd", "price of one amplifier (per fiber pair)", required=True,
+AMPLIFIERS = Sheet("amplifiers", "table", "The DWDM line system of coherent routes (catalog): amplifiers, mux/demux "
+                   "and the huts of in-line amplifier sites; a route uses the cheapest row of each role and band.", (
+    _f("name", "str", "unit name", required=True, example="edfa_inline"),
+    _f("role", "enum", "inline: one per fiber pair at each in-line site; booster, preamp, mux_demux: one per fiber "
+       "pair at each end; hut: one per in-line site of a route carrying coherent traffic", default="inline",
+       allowed=LINE_ROLES),
+    _f("band", "enum", "the band the unit serves (a c+l route takes one unit of each band; huts serve both)",
+       default="c", allowed=AMPLIFIER_BANDS),
+    _f("noise_figure_db", "float", "noise figure of an amplifier (in-line and preamp units set a route's OSNR)", "dB",
+       default=5.0, ge=0, le=20, example=5),
+    _cost("power_w", "power of one unit", "W", required=True, example=100),
+    _cost("price_usd", "price of one unit", required=True,
           example=20_000),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name")
@@ -361,6 +389,7 @@ UPPER: dict[tuple[str, str], float] = {
     ("routes", "fiber_pairs"): 10_000,  # the largest cables hold a few hundred pairs
     ("routes", "fiber_cost_usd_per_pair_km"): 10_000_000,  # leases run $100s-$10,000s per pair km
     ("routes", "amplifier_spacing_km"): 1_000,  # spans run 40-120 km; unrepeatered links reach ~500 km
+    ("routes", "fiber_loss_db_per_km"): 2,  # single-mode fiber loses 0.15-0.35 dB/km at 1550 nm
     ("workload", "model_params_billion"): 100_000,  # 100 trillion parameters, fifty times today's largest
     ("workload", "bytes_per_gradient"): 16,  # fp64 gradients with an fp64 copy
     ("workload", "step_compute_ms"): 10_000_000,  # ~3 hours per step

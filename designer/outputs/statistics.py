@@ -15,10 +15,11 @@ from designer.inputs.workbook import PLANNER_SOURCE
 
 # BOM categories in the order ARCHITECTURE.md lists them (others, if any, follow).
 CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "dci_optics", "amplifiers",
-              "fiber", "storage_network", "management_network")
+              "line_system", "fiber", "storage_network", "management_network")
 CATEGORY_LABELS = {"nodes": "GPU nodes", "site": "site fixed", "power": "facility power", "switches": "switches",
                    "optics": "cables & optics", "dci_routers": "DCI routers", "coherent": "coherent optics",
-                   "dci_optics": "gray DCI optics", "amplifiers": "amplifiers", "fiber": "fiber",
+                   "dci_optics": "gray DCI optics", "amplifiers": "in-line amplifiers",
+                   "line_system": "line system", "fiber": "fiber",
                    "storage_network": "storage network", "management_network": "management networks"}
 LATENCY_PARTS = ("nic", "switching", "propagation", "nvlink")
 LATENCY_LABELS = {"nic": "NICs (both ends)", "switching": "switch hops", "propagation": "cable propagation",

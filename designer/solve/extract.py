@@ -13,7 +13,7 @@ import pyomo.environ as pyo
 import designer
 from designer.inputs.echo import inputs_echo, plain
 from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
-from models.intersite import bdp_mb, is_gray, links_on_pairs
+from models.intersite import bdp_mb, is_gray, links_on_pairs, required_osnr, route_watts
 from models.network import (
     HOURS_PER_YEAR,
     cable_items,
@@ -33,7 +33,8 @@ def ival(x) -> int:
 
 
 QUOTED = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
-          "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers"}  # BOM category -> table
+          "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers",
+          "line_system": "amplifiers"}  # BOM category -> table
 QUOTE_COLUMNS = ("sku", "lead_time_weeks")
 
 
@@ -88,6 +89,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     site_caps: dict[str, float] = defaultdict(float)
     site_bdp: dict[str, float] = defaultdict(float)
     coherent_at: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    end_units: dict[str, list] = defaultdict(list)  # site -> (line item, units) at its end of its lit pairs
 
     for r in model.R:
         route = model.route[r]
@@ -98,23 +100,33 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         waves, pairs = ival(model.waves[r, c]), ival(model.pairs[r, c])
         cap = waves * float(co.loc[c, "gbps"])
         gray = is_gray(co.loc[c])
-        amps = 0 if gray else route.amplifiers_per_pair * pairs
+        line = () if gray else route.line
+        label = f"{route.a}--{route.b}"
         for end in (route.a, route.b):
             site_caps[end] += cap
             site_bdp[end] += bdp_mb(cap, route.rtt_ms)
             coherent_at[end][c] += waves
+        for item in line:
+            if item.at_ends:
+                for end in (route.a, route.b):
+                    end_units[end].append((item, item.count // 2 * pairs))
+            else:
+                category = "line_system" if item.role == "hut" else "amplifiers"
+                bom.add(label, category, item.name, item.count * (1 if item.role == "hut" else pairs),
+                        item.price_usd, item.power_w)
         links_out.append({
             "site_a": route.a, "site_b": route.b, "coherent_model": c, "wavelengths": waves,
-            "coherent_ports": 2 * waves, "fiber_pairs": pairs, "amplifiers": amps, "capacity_gbps": cap,
+            "coherent_ports": 2 * waves, "fiber_pairs": pairs,
+            "amplifiers": sum(i.count for i in line if i.role == "inline") * pairs, "capacity_gbps": cap,
             "rtt_ms": route.rtt_ms, "distance_km": route.distance_km,
-            "channels_per_pair": None if gray else links_on_pairs(co.loc[c])[0],
+            "channels_per_pair": None if gray else links_on_pairs(co.loc[c], route.band)[0],
             "fiber_pairs_per_link": links_on_pairs(co.loc[c])[1] if gray else None,
             "fiber_pairs_available": route.fiber_pairs, "optic_kind": "gray" if gray else "coherent",
+            "band": None if gray else route.band, "osnr_db": route.osnr_db.get(c),
+            "required_osnr_db": required_osnr(co.loc[c]), "huts": sum(i.count for i in line if i.role == "hut"),
+            "route_power_w": route_watts(route, pairs, 1) if line else 0.0,
+            "encrypted": data.inter.encryption is not None, "encryption": data.inter.encryption,
         })
-        label = f"{route.a}--{route.b}"
-        if amps and len(inputs.amplifiers):
-            amp = inputs.amplifiers.sort_values("price_usd").iloc[0]
-            bom.add(label, "amplifiers", str(amp.name), amps, amp["price_usd"], amp["power_w"])
         if pairs:
             bom.add(label, "fiber", f"fiber pair-km ({route.distance_km:g} km)", pairs * route.distance_km,
                     route.cost_per_pair / route.distance_km if route.distance_km else 0.0)
@@ -137,6 +149,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             for c, waves in coherent_at[s].items():
                 category = "dci_optics" if is_gray(co.loc[c]) else "coherent"
                 bom.add(s, category, c, waves, co.loc[c, "price_usd"], co.loc[c, "power_w"])
+            for item, units in end_units[s]:
+                bom.add(s, "line_system", item.name, units, item.price_usd, item.power_w)
             if routers:
                 gbps = max(int(co.loc[c, "gbps"]) for c in coherent_at[s]) if coherent_at[s] else None
                 for rt in routers:
@@ -175,7 +189,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             "gpus": sum(e["gpus"] for e in sites_out), "nodes": sum(e["nodes"] for e in sites_out),
             "capex_usd": capex, "power_mw": sum(e["power_mw"] for e in sites_out),
             "coherent_ports": sum(link["coherent_ports"] for link in links_out), "energy_usd": energy,
-            "sites_open": len(open_sites),
+            "sites_open": len(open_sites), "route_power_mw": sum(link["route_power_w"] for link in links_out) / 1e6,
         },
         "sites": sites_out,
         "links": links_out,

@@ -7,7 +7,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from models.intersite import fiber_gbps, is_gray, links_on_pairs
+from models.intersite import end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs, prepare
 from models.network import support_links
 
 @dataclass
@@ -91,7 +91,7 @@ def support_cost_watts(inputs, n):
 
 def route_most_gbps(route: dict, co) -> float:
     """The most a route's fiber carries with its best DCI optic (every pair lit)."""
-    return max(fiber_gbps(co.loc[c], route["pairs"]) for c in route["types"])
+    return max(fiber_gbps(co.loc[c], route["pairs"], route["route"].band) for c in route["types"])
 
 
 def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -> dict | str:
@@ -173,23 +173,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
         r = sites.loc[s]
         return float(r["fixed_cost_usd"]) / float(r["power_mw"]) + usd_per_it_w(s) * 1e6 / float(r["pue"])
 
-    # routes a link may use: reach of some coherent type, and the RTT limit
+    # routes a link may use, with the DCI optics and routers the model offers (models.intersite.prepare)
     co = inputs.coherent
     max_rtt = p.get("max_site_rtt_ms")
-    routes = {}
-    for _, r in inputs.routes.iterrows():
-        a, b, dist = str(r["site_a"]), str(r["site_b"]), float(r["distance_km"])
-        rtt = 2 * 4.9 * dist / 1e3
-        types = [c for c in co.index if float(co.loc[c, "reach_km"]) >= dist]
-        if a in usable and b in usable and types and (max_rtt is None or rtt <= max_rtt):
-            routes[frozenset((a, b))] = {"a": a, "b": b, "dist": dist, "rtt": rtt, "types": types,
-                                         "pairs": int(r["fiber_pairs"]),
-                                         "amps": max(0, math.ceil(dist / float(r["amplifier_spacing_km"])) - 1),
-                                         "pair_usd": float(r["fiber_cost_usd_per_pair_km"]) * dist}
-    amp_usd = float(inputs.amplifiers["price_usd"].min()) if len(inputs.amplifiers) else 0.0
-    speeds = {int(g) for g in co["gbps"]}
-    dci = [m for m in sw.index if "dci" in sw.loc[m, "roles"]]
-    routers = [m for m in dci if speeds <= set(sw.loc[m, "port_modes"])] or dci
+    inter = prepare(inputs, usable)
+    routes = {frozenset((r.a, r.b)): {"a": r.a, "b": r.b, "dist": r.distance_km, "rtt": r.rtt_ms,
+                                      "types": list(r.coherent), "pairs": r.fiber_pairs, "pair_usd": r.cost_per_pair,
+                                      "route": r} for r in inter.routes}
+    routers = inter.routers
 
     # opening order: required sites, then the cheapest per MW joined to the open ones and, under an RTT
     # limit, within it of each of them over the shortest path of routes
@@ -279,9 +270,10 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                     pairs = _ceil(waves * per, on_pair)
                     if pairs > r["pairs"]:
                         continue
-                    amps = 0 if is_gray(co.loc[c]) else r["amps"]
-                    usd = (2 * waves * float(co.loc[c, "price_usd"]) + pairs * (r["pair_usd"] + amps * amp_usd)
-                           + waves * float(co.loc[c, "power_w"]) * (usd_per_it_w(r["a"]) + usd_per_it_w(r["b"])))
+                    line = 0 if is_gray(co.loc[c]) else 1
+                    end_w = waves * float(co.loc[c, "power_w"]) + line * pairs * end_watts(r["route"])
+                    usd = (2 * waves * float(co.loc[c, "price_usd"]) + pairs * r["pair_usd"]
+                           + line * line_usd(r["route"], pairs) + end_w * (usd_per_it_w(r["a"]) + usd_per_it_w(r["b"])))
                     if choice is None or usd < choice[0]:
                         choice = (usd, c, waves, pairs, gbps)
                 if choice is None:
@@ -289,12 +281,13 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                                   seconds=time.perf_counter() - start)
                 _usd, c, waves, pairs, gbps = choice
                 links.append((r["a"], r["b"], c, waves, pairs))
-                fiber_usd += pairs * (r["pair_usd"] + (0 if is_gray(co.loc[c]) else r["amps"]) * amp_usd)
+                line = 0 if is_gray(co.loc[c]) else 1
+                fiber_usd += pairs * r["pair_usd"] + line * line_usd(r["route"], pairs)
                 for end in (r["a"], r["b"]):
                     got[end] += waves * gbps
                     bdp[end] += waves * gbps * r["rtt"] / 8.0
                     dci_usd[end] += waves * float(co.loc[c, "price_usd"])
-                    dci_w[end] += waves * float(co.loc[c, "power_w"])
+                    dci_w[end] += waves * float(co.loc[c, "power_w"]) + line * pairs * end_watts(r["route"])
             factor = float(p["buffer_bdp_factor"])
             for s in opened:
                 options = []
