@@ -671,8 +671,9 @@ def check_links(design, cat) -> list[str]:
             osnr = (launch - PHOTON_DBM_01NM - max(noise) - float(route["fiber_loss_db_per_km"]) * dist / spans
                     - 10 * math.log10(spans))
             need = float(required) + float(p["osnr_margin_db"])
-            if link["osnr_db"] is None or off(link["osnr_db"], osnr, rel=1e-9, tol=1e-9):
-                out.append(f"{name}: osnr_db is {link['osnr_db']}, {osnr:.3f} dB by the rule ({spans} spans)")
+            for key, want in (("osnr_db", osnr), ("required_osnr_db", float(required))):
+                if link[key] is None or off(link[key], want, rel=1e-9, tol=1e-9):
+                    out.append(f"{name}: {key} is {link[key]}, {want:.3f} dB by the rule ({spans} spans)")
             if osnr < need - 1e-9:
                 out.append(f"{name}: OSNR {osnr:.2f} dB is below {co['name']}'s required {float(required):g} dB plus "
                            f"osnr_margin_db {float(p['osnr_margin_db']):g} dB by {need - osnr:.2f} dB")

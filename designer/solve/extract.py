@@ -123,7 +123,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             "fiber_pairs_per_link": links_on_pairs(co.loc[c])[1] if gray else None,
             "fiber_pairs_available": route.fiber_pairs, "optic_kind": "gray" if gray else "coherent",
             "band": None if gray else route.band, "osnr_db": route.osnr_db.get(c),
-            "required_osnr_db": required_osnr(co.loc[c]), "huts": sum(i.count for i in line if i.role == "hut"),
+            "required_osnr_db": required_osnr(co.loc[c]) if c in route.osnr_db else None,
+            "huts": sum(i.count for i in line if i.role == "hut"),
             "route_power_w": route_watts(route, pairs, 1) if line else 0.0,
             "encrypted": data.inter.encryption is not None, "encryption": data.inter.encryption,
         })
