@@ -97,18 +97,18 @@ def line_system(amplifiers, band: str, in_line_sites: int) -> tuple[tuple[LineIt
     return tuple(items), max(figures, default=None), ", ".join(missing)
 
 
-def line_usd(route: "Route", pairs, lit=1):
+def line_usd(route: Route, pairs, lit=1):
     """Line system price of a route: per-pair units x lit coherent pairs + huts x ``lit`` (1 when it carries
     coherent traffic; a model expression works as well as a number)."""
     return sum(i.price_usd * i.count * (lit if i.role == "hut" else pairs) for i in route.line)
 
 
-def end_watts(route: "Route") -> float:
+def end_watts(route: Route) -> float:
     """Power of the line units at one end of one lit fiber pair (booster, preamp, mux/demux per band)."""
     return sum(i.power_w * i.count / 2 for i in route.line if i.at_ends)
 
 
-def route_watts(route: "Route", pairs: int, lit: int) -> float:
+def route_watts(route: Route, pairs: int, lit: int) -> float:
     """Power along the route, on no site: in-line amplifiers x lit pairs + huts x ``lit``."""
     return sum(i.power_w * i.count * (lit if i.role == "hut" else pairs) for i in route.line if not i.at_ends)
 
