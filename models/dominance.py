@@ -6,6 +6,12 @@ model reads (the caller's ``criteria``: worst-case latency for min_latency, the 
 bound at each site when a workload is given). Any design using B is then matched or beaten by
 the same design using A, so B can be dropped without changing the optimum. Counts per n are the
 least the model's sizing rules allow (models.network docstrings), computed here in bulk with numpy.
+
+Where sites have routes, a fabric's leaves serve the DCI routers' attachments too (models.network
+define_dci_attachment): its switches are sized for e = nodes + attachments while its node links follow the
+nodes alone. A then dominates B only with the same attachment cables (or B has none), switches no costlier
+or hotter at every endpoint count e and node links no costlier or hotter at every node count, both up to the
+site's node limit plus the most attachments its routes can need (the caller's ``site_limits``).
 """
 
 from __future__ import annotations
@@ -80,10 +86,11 @@ def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.nda
 
 
 def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int,
-               counts: dict | None = None):
+               counts: dict | None = None, tiers: str = "all"):
     """Fabric cost (USD) and power (W) for node counts n; nodes themselves excluded (equal for all modes).
     ``switches`` maps model -> catalog row (models.modes.switch_rows); ``counts`` caches the switch and link
-    counts by port structure for one n (modes that differ only in cables or sites share them)."""
+    counts by port structure for one n (modes that differ only in cables or sites share them). ``tiers``:
+    "all", "nodes" (the node links alone) or "switches" (the switches and the links above the leaves)."""
     key = (mode.topology, mode.tiers, mode.d1, mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports,
            multiplier)
     c = counts.get(key) if counts is not None else None
@@ -95,26 +102,29 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     cost = np.zeros(len(n))
     power = np.zeros(len(n))
     for model, count in ((mode.leaf, c["leaves"]), (mode.spine, c["spines"]), (mode.core, c["cores"])):
-        if model:
+        if model and tiers != "nodes":
             cost += float(switches[model]["price_usd"]) * count
             power += float(switches[model]["power_w"]) * count
     for t, cable in enumerate(mode.cables):
+        if (t == 0 and tiers == "switches") or (t > 0 and tiers == "nodes"):
+            continue
         items = cable_items(mode, t, c, n, nics)
         cost += cable.unit_price * items
         power += cable.unit_power_w * items
     return cost, power
 
 
-def prune(modes: list[Mode], inputs, site_limits: dict[str, int], criteria: np.ndarray | None = None
-          ) -> tuple[list[Mode], dict]:
+def prune(modes: list[Mode], inputs, site_limits: dict[str, int], criteria: np.ndarray | None = None,
+          attached: bool = False) -> tuple[list[Mode], dict]:
     """Modes not dominated by another; ``{dropped id: dominating id}``. A mode dominates another only where
-    it applies at every site the other does; ``site_limits`` bounds the node counts each site can hold;
-    ``criteria`` (modes x k, lower is better) are the further figures a dominating mode must not exceed."""
+    it applies at every site the other does; ``site_limits`` bounds the endpoint counts each site can hold;
+    ``criteria`` (modes x k, lower is better) are the further figures a dominating mode must not exceed;
+    ``attached``: DCI routers attach to the leaves (the module docstring's rule)."""
     if len(modes) < 2:
         return list(modes), {}
     crit = np.zeros((len(modes), 0)) if criteria is None else np.asarray(criteria, dtype=float)
     modes, crit, dropped = _same_fabric(modes, crit)
-    kept, more = _pairwise(modes, crit, inputs, site_limits)
+    kept, more = _pairwise(modes, crit, inputs, site_limits, attached)
     return kept, {**dropped, **more}
 
 
@@ -138,7 +148,7 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray):
     return [m for m, k in zip(modes, keep) if k], crit[keep], dropped
 
 
-def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str, int]):
+def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str, int], attached: bool):
     """Dominance between fabrics, screened on sampled node counts, then checked at every count."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
@@ -151,16 +161,22 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     mults = [planes * (rails if mode.topology == "rail_only" else 1) for mode in modes]
     top = max(max(limits), 1)
     sample = np.unique(np.linspace(1, top, min(SAMPLES, top)).astype(np.int64))
-    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    cache: dict[int, tuple[np.ndarray, ...]] = {}
     every, every_counts, sample_counts = np.arange(1, top + 1, dtype=np.int64), {}, {}
+    parts = ("switches", "nodes") if attached else ("all",)
+    ids: dict = {(): 0}  # an id per set of attachment cables; 0: none
+    attach = np.array([ids.setdefault(mode.attach, len(ids)) if attached else 0 for mode in modes])
 
-    def full(i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Cost and power of mode i for n = 1..top (infinite beyond what it can hold)."""
+    def full(i: int) -> tuple[np.ndarray, ...]:
+        """Cost and power of mode i for n = 1..top (infinite beyond what it can hold), per part."""
         if i not in cache:
-            cost, power = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts)
-            cost[limits[i]:] = np.inf
-            power[limits[i]:] = np.inf
-            cache[i] = (cost, power)
+            out = []
+            for part in parts:
+                cost, power = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts, part)
+                cost[limits[i]:] = np.inf
+                power[limits[i]:] = np.inf
+                out += [cost, power]
+            cache[i] = tuple(out)
         return cache[i]
 
     s_cost = np.empty((len(modes), len(sample)))
@@ -182,15 +198,16 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
         cand = pool[alive[pool]]
         for k in first:
             cand = cand[(s_cost[cand, k] <= s_cost[b, k]) & (s_power[cand, k] <= s_power[b, k])]
-        cand = cand[(cand != b) & np.all(where[cand] | ~where[b], axis=1) & np.all(s_cost[cand] <= s_cost[b], axis=1)
+        cand = cand[(cand != b) & ((attach[cand] == attach[b]) | (attach[b] == 0))
+                    & np.all(where[cand] | ~where[b], axis=1) & np.all(s_cost[cand] <= s_cost[b], axis=1)
                     & np.all(s_power[cand] <= s_power[b], axis=1) & np.all(crit[cand] <= crit[b] + 1e-12, axis=1)]
         if not cand.size:
             return None
-        cost_b, power_b = full(b)
+        fb = full(b)
         for a in cand:
-            cost_a, power_a = full(a)
-            if np.all(cost_a[:lim] <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim]):
-                same = (np.array_equal(cost_a[:lim], cost_b[:lim]) and np.array_equal(power_a[:lim], power_b[:lim])
+            fa = full(a)
+            if all(np.all(x[:lim] <= y[:lim]) for x, y in zip(fa, fb)):
+                same = (all(np.array_equal(x[:lim], y[:lim]) for x, y in zip(fa, fb))
                         and np.array_equal(crit[a], crit[b]) and limits[a] == lim)
                 if same and a > b:
                     continue  # identical: keep the first

@@ -20,6 +20,8 @@ Per tier (a mode's d1 down ports at its leaves, d2 at aggregation switches; rail
 - leaf-spine (2-tier) and leaf-leaf (mesh): the spines (or the mesh's far leaf) across the fabric's whole
   footprint (the most nodes the fabric holds at the site); a mesh link spans the footprint twice.
 - 3-tier: leaf to aggregation across a pod (d2 leaves' nodes), aggregation to core across the footprint.
+- DCI attachment (router to leaf): the DCI routers stand in the network row with the fabric's top tier, so
+  a router-leaf link runs across the whole footprint.
 
 The footprint is the most nodes the fabric holds at the site: its size limit, or the site's node limit
 (space, power and the job) rounded up to a power of two (models.modes.hall_nodes), so the cables reach
@@ -33,6 +35,7 @@ import math
 from dataclasses import dataclass
 
 TIERS = ("node_leaf", "leaf_spine", "spine_core")
+ATTACH = "dci_attach"  # DCI router to leaf: the routers stand in the network row, across the hall from the leaves
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ class Layout:
 def site_layout(project: dict, rack_kw: float, node_kw: float, floor: dict | None = None) -> Layout:
     """The layout of a site whose racks take ``rack_kw`` kW, for nodes of ``node_kw`` kW each; a floorplan
     row (``floor``) gives the site's own rows, nodes per rack and pitches."""
-    fixed = tuple((tier, float(project[f"cable_m_{tier}"])) for tier in TIERS
+    fixed = tuple((tier, float(project[f"cable_m_{tier}"])) for tier in (*TIERS, ATTACH)
                   if project.get(f"cable_m_{tier}") is not None)
     floor = {k: v for k, v in (floor or {}).items() if v is not None and v == v}
     per_rack = int(floor.get("nodes_per_rack") or max(1, int(rack_kw // node_kw + 1e-9)))
@@ -95,3 +98,9 @@ def tier_lengths(layout: Layout, topology: str, tiers: int, d1: int, d2: int, ra
     lengths = {tier: round(metres, 1) for tier, metres in lengths.items()}
     lengths.update({tier: metres for tier, metres in layout.fixed if tier in lengths})
     return lengths
+
+
+def attach_length(layout: Layout, footprint: int) -> float:
+    """Length in metres of a DCI router's link to a leaf (module docstring), or the planner's."""
+    fixed = dict(layout.fixed)
+    return fixed[ATTACH] if ATTACH in fixed else round(layout.run(layout.racks(footprint)), 1)

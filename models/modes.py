@@ -22,7 +22,7 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from models.layout import site_layout, tier_lengths
+from models.layout import ATTACH, attach_length, site_layout, tier_lengths
 
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)
@@ -60,6 +60,14 @@ class Cable:
         """Items per link: one cable, or a module at each end (a twin-port module serves two)."""
         return 1.0 if self.kind in ("dac", "aoc") else 2.0 / self.links_per_module
 
+    def items_per_attachment(self, nics: int) -> int:
+        """Items for one DCI attachment's ``nics`` router-leaf links: a cable each; or, for transceivers, the
+        router's ports sharing multi-link modules (ceil(nics / k)) and a module at each leaf end (the ports
+        of one attachment lie on different leaves in a rail design)."""
+        if self.kind in ("dac", "aoc"):
+            return nics
+        return -(-nics // self.links_per_module) + nics
+
 
 @dataclass(frozen=True)
 class Mode:
@@ -91,6 +99,9 @@ class Mode:
     node_cap: int = 0
     max_leaves: int = 0  # leaf_mesh: most leaves the mesh may have at this port split
     sites: frozenset = field(default=frozenset(), compare=False, hash=False)  # where its cables are the choice
+    # DCI router-to-leaf links at the NIC speed, the Pareto-optimal cables over the sites' attach length; none
+    # when no DCI router speaks the leaf's family at that speed (the fabric then carries no inter-site traffic)
+    attach: tuple[Cable, ...] = ()
 
     @property
     def rail_based(self) -> bool:
@@ -293,6 +304,7 @@ class SiteFloors:
                 footprint = max(1, min(fabric.node_cap, hall_nodes(self.limits[s])))
                 lengths = tier_lengths(layout, fabric.topology, fabric.tiers, fabric.d1, fabric.d2, self.rails,
                                        footprint)
+                lengths[ATTACH] = attach_length(layout, footprint)
                 by_lengths.setdefault(tuple(lengths.items()), set()).add(s)
             self._groups[key] = [(dict(k), frozenset(v)) for k, v in sorted(by_lengths.items())]
         return self._groups[key]
@@ -313,7 +325,9 @@ def _cabled(inputs, fabric: Mode, floors: SiteFloors, reject, max_latency) -> li
     cable that reaches gets no mode (the reason is kept when no site gets one)."""
     groups = floors.groups(fabric)
     out, reasons = [], []
-    for lengths, sites in groups:
+    for all_lengths, sites in groups:
+        lengths = dict(all_lengths)
+        attach = attach_cables(inputs, fabric, lengths.pop(ATTACH))
         tiers = [("node_leaf", fabric.g0, lengths["node_leaf"])]
         if fabric.topology == "leaf_mesh" and fabric.tiers == 2:
             tiers.append(("leaf_leaf", fabric.g0, lengths["leaf_spine"]))
@@ -332,13 +346,22 @@ def _cabled(inputs, fabric: Mode, floors: SiteFloors, reject, max_latency) -> li
         if max_latency is not None and latency > max_latency + 1e-12:
             reasons.append(("latency above max_fabric_latency_us", fabric.id))
             continue
-        where = "" if len(groups) == 1 else "/" + "+".join(f"{v:g}m" for v in lengths.values())
+        where = "" if len(groups) == 1 else "/" + "+".join(f"{v:g}m" for v in all_lengths.values())
         for cables in itertools.product(*options):
             out.append(replace(fabric, id=f"{fabric.id}{where}/" + "+".join(c.item for c in cables), cables=cables,
-                               latency_us=latency, latency_breakdown_us=breakdown, sites=sites))
+                               latency_us=latency, latency_breakdown_us=breakdown, sites=sites, attach=attach))
     if not out and reasons:
         reject(*reasons[0])
     return out
+
+
+def attach_cables(inputs, fabric: Mode, length_m: float) -> tuple[Cable, ...]:
+    """Cables for DCI router-to-leaf links of ``fabric``: a router port at the NIC speed takes a leaf down port
+    as a NIC does; none when no DCI router (role dci) is of the leaf's family with a port at that speed."""
+    leaf_family = switch_rows(inputs)[fabric.leaf]["family"]
+    routers = [row for row in switch_rows(inputs).values()
+               if "dci" in row["roles"] and row["family"] == leaf_family and fabric.g0 in row["port_modes"]]
+    return cable_options(inputs, ATTACH, fabric.g0, length_m) if routers else ()
 
 
 def _path_m(fabric: Mode, lengths: dict) -> float:

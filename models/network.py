@@ -1,6 +1,7 @@
 """The network-design MILP: one ``define_<what>`` function per constraint group.
 
-Notation: s site, m fabric mode, j spine option, r route, c coherent type, k DCI router model.
+Notation: s site, m fabric mode, j spine option, r route, c coherent type, k DCI router model, a DCI
+attachment cable option.
 Every group is built only over the pre-filtered index sets where it applies (``ModelData``).
 Counts of a 2- or 3-tier fabric are per plane (per rail for rail_only) and multiplied by the
 plane (and rail) count when they enter cost and power. The budget, capex + energy <= budget_usd, is not
@@ -47,6 +48,22 @@ class ModelData:
     def node_limit(self, s: str, i: int) -> int:
         """Most nodes site s holds in mode i: the site's limit and the mode's topology size."""
         return min(self.modes[i].node_cap, self.site_node_limit(s))
+
+    def route_most_gbps(self, route) -> float:
+        """The most route ``route`` carries (Gb/s): every fiber pair lit with its best DCI optic."""
+        co = self.inputs.coherent
+        return max((fiber_gbps(co.loc[c], route.fiber_pairs, route.band) for c in route.coherent), default=0.0)
+
+    def most_attachments(self, s: str) -> int:
+        """Most DCI attachments site s can need: its routes' most capacity over one node's NIC bandwidth."""
+        most = sum(self.route_most_gbps(r) for r in self.inter.routes if s in (r.a, r.b))
+        return math.ceil(most / nic_gbps_per_node(self) - 1e-9)
+
+    def endpoint_limit(self, s: str, i: int) -> int:
+        """Most endpoints (nodes and DCI attachments) the leaves of mode i at site s serve."""
+        if not self.modes[i].attach:
+            return self.node_limit(s, i)
+        return min(self.modes[i].node_cap, self.node_limit(s, i) + self.most_attachments(s))
 
     def single_site_possible(self) -> bool:
         """Whether any one site could hold the whole job (else more than one site must open)."""
@@ -108,6 +125,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_connectivity(m, data)
     define_dci_capacity(m, data)
     define_dci_routers(m, data)
+    define_dci_attachment(m, data)
     define_rtt(m, data)
     define_workload(m, data)
     define_support(m, data)
@@ -120,7 +138,8 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
 def define_sets(m, data: ModelData) -> None:
     """S sites, M modes, SM the (site, mode) pairs where the mode applies (its cables are the site's), SMJ
     spine options of 2-tier Clos modes, R routes, RC route x coherent type within reach, K DCI routers,
-    SK = S x K, N support networks, SN = S x N."""
+    SK = S x K, N support networks, SN = S x N, SMA the DCI attachment cable options of modes at sites with
+    routes."""
     m.S = pyo.Set(initialize=data.sites, ordered=True)
     m.M = pyo.Set(initialize=range(len(data.modes)), ordered=True)
     pairs = [(s, i) for s in data.sites for i in range(len(data.modes)) if s in data.modes[i].sites
@@ -145,12 +164,17 @@ def define_sets(m, data: ModelData) -> None:
     m.SK = pyo.Set(dimen=2, initialize=[(s, k) for s in data.sites for k in data.inter.routers])
     m.route = {r.key: r for r in routes}
     m.incident = {s: [r.key for r in routes if s in (r.a, r.b)] for s in data.sites}
+    m.SMA = pyo.Set(dimen=3, initialize=[(s, i, a) for s, i in pairs if m.incident[s]
+                                         for a in range(len(data.modes[i].attach))])
+    m.attach_at = {}
+    for s, i, a in m.SMA:
+        m.attach_at.setdefault((s, i), []).append(a)
 
 
 def define_variables(m, data: ModelData) -> None:
     """open_s, y_sm binaries; nodes_sm, su_sm, leaves_sm, agg_sm, core_sm, modules_smt integers;
     z_smj spine-option binaries; route, coherent, wavelength, fiber, router and flow variables; support_sn
-    switches of each support network."""
+    switches of each support network; attach_sma DCI router attachments (each a node's worth of leaf ports)."""
     m.open = pyo.Var(m.S, domain=pyo.Binary)
     m.y = pyo.Var(m.SM, domain=pyo.Binary)
     m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeIntegers)
@@ -167,6 +191,7 @@ def define_variables(m, data: ModelData) -> None:
     m.pairs = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
     m.routers = pyo.Var(m.SK, domain=pyo.NonNegativeIntegers)
     m.support = pyo.Var(m.SN, domain=pyo.NonNegativeIntegers)
+    m.attach = pyo.Var(m.SMA, domain=pyo.NonNegativeIntegers)
     m.multi = pyo.Var(domain=pyo.Binary)
 
 
@@ -190,6 +215,12 @@ def spine_count(m, s, i):
     if has_spine_options(mode):
         return sum(j * m.z[s, i, j] for j in mode.spine_options())
     return 0
+
+
+def endpoints(m, s, i):
+    """What the leaves of mode i at site s serve: its nodes and the DCI routers' attachments (each takes the
+    leaf ports of one node: one per rail in each plane)."""
+    return m.nodes[s, i] + sum(m.attach[s, i, a] for a in m.attach_at.get((s, i), ()))
 
 
 def core_count(m, s, i):
@@ -257,17 +288,18 @@ def define_site_mode(m, data: ModelData) -> None:
 
 
 def define_leaves(m, data: ModelData) -> None:
-    """rail_optimized: d1 su_sm >= nodes_sm (an SU holds d1 nodes; one leaf per rail per SU);
-    leaf_spine, fat_tree_3, leaf_mesh: d1 leaves_sm >= rails nodes_sm; rail_only: d1 leaves_sm >= nodes_sm;
+    """With e_sm = nodes_sm + the DCI attachments (endpoints):
+    rail_optimized: d1 su_sm >= e_sm (an SU holds d1 endpoints; one leaf per rail per SU);
+    leaf_spine, fat_tree_3, leaf_mesh: d1 leaves_sm >= rails e_sm; rail_only: d1 leaves_sm >= e_sm;
     leaf_mesh (2 leaves or more): 2 y_sm <= leaves_sm <= max_leaves_m y_sm (the bisection bound of its split)."""
     rails = data.rails
 
     def rule(m, s, i):
         mode = data.modes[i]
         if mode.topology == "rail_optimized":
-            return mode.d1 * m.su[s, i] >= m.nodes[s, i]
+            return mode.d1 * m.su[s, i] >= endpoints(m, s, i)
         per_node = 1 if mode.topology == "rail_only" else rails
-        return mode.d1 * m.leaves[s, i] >= per_node * m.nodes[s, i]
+        return mode.d1 * m.leaves[s, i] >= per_node * endpoints(m, s, i)
 
     m.leaf_ports = pyo.Constraint(m.SM_su | m.SM_leafvar, rule=rule)
     mesh = [(s, i) for s, i in m.SM_leafvar if data.modes[i].topology == "leaf_mesh"]
@@ -319,14 +351,15 @@ def define_modules(m, data: ModelData) -> None:
 def define_count_limits(m, data: ModelData) -> None:
     """Every count is tied to its binary, so a design stopped short of optimality holds no equipment of a
     mode it does not use (nor routers at a closed site), with the least big-M an optimal design respects:
-    su_sm <= ceil(N_sm / d1) y_sm; leaves_sm <= ceil(n N_sm / d1) y_sm (n = 1 for rail_only, else rails);
-    agg_sm <= ceil(u1 Lmax_sm / d2) y_sm, Lmax_sm the most leaves of N_sm nodes;
+    su_sm <= ceil(E_sm / d1) y_sm; leaves_sm <= ceil(n E_sm / d1) y_sm (n = 1 for rail_only, else rails),
+    E_sm the most endpoints (models.network.ModelData.endpoint_limit);
+    agg_sm <= ceil(u1 Lmax_sm / d2) y_sm, Lmax_sm the most leaves of E_sm endpoints;
     core_sm <= ceil(u2 Amax_sm / P_core) y_sm; routers_sk <= R_sk open_s, R_sk the routers of model k alone
     that carry the most capacity site s's routes can hold (ports for both sides, and the buffer)."""
     rails = data.rails
 
     def most_leaves(s, i):
-        mode, n = data.modes[i], data.node_limit(s, i)
+        mode, n = data.modes[i], data.endpoint_limit(s, i)
         if mode.topology == "rail_optimized":
             return rails * -(-n // mode.d1)
         return -(-(1 if mode.topology == "rail_only" else rails) * n // mode.d1)
@@ -335,7 +368,7 @@ def define_count_limits(m, data: ModelData) -> None:
         return -(-data.modes[i].u1 * most_leaves(s, i) // data.modes[i].d2)
 
     m.su_max = pyo.Constraint(m.SM_su, rule=lambda m, s, i: m.su[s, i] <= -(
-        -data.node_limit(s, i) // data.modes[i].d1) * m.y[s, i])
+        -data.endpoint_limit(s, i) // data.modes[i].d1) * m.y[s, i])
     plain = [(s, i) for s, i in m.SM_leafvar if data.modes[i].topology != "leaf_mesh"]
     m.leaves_max = pyo.Constraint(plain, rule=lambda m, s, i: m.leaves[s, i] <= most_leaves(s, i) * m.y[s, i])
     m.agg_max = pyo.Constraint(m.SM3, rule=lambda m, s, i: m.agg[s, i] <= most_aggs(s, i) * m.y[s, i])
@@ -343,16 +376,15 @@ def define_count_limits(m, data: ModelData) -> None:
         -data.modes[i].u2 * most_aggs(s, i) // data.modes[i].core_ports) * m.y[s, i])
     if not data.inter.routes:
         return
-    sw, co = data.inputs.switches, data.inputs.coherent
+    sw = data.inputs.switches
     factor = float(data.inputs.project["buffer_bdp_factor"])
-
-    def most_gbps(r):
-        return max(fiber_gbps(co.loc[c], r.fiber_pairs, r.band) for c in r.coherent) if r.coherent else 0
+    most_gbps = data.route_most_gbps
 
     def most_routers(s, k):
         routes = [m.route[r] for r in m.incident[s]]
         pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
-        ports = -(-2 * sum(most_gbps(r) for r in routes) // pool)
+        ports = -(-sum(most_gbps(r) for r in routes) // pool) + -(-nic_gbps_per_node(data) * data.most_attachments(s)
+                                                                  // pool)
         buffer_mb = float(sw.loc[k, "buffer_mb"])
         bdp = factor * sum(bdp_mb(most_gbps(r), r.rtt_ms) for r in routes)
         return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
@@ -469,8 +501,9 @@ def define_dci_capacity(m, data: ModelData) -> None:
 
 
 def define_dci_routers(m, data: ModelData) -> None:
-    """DCI routers at each site: port bandwidth for every coherent port plus as much facing the fabric,
-    sum_k pool_k routers_sk >= 2 sum_{r at s} cap_r; buffers hold the bandwidth-delay product,
+    """DCI routers at each site: port bandwidth for every coherent port plus the attachment ports facing the
+    fabric, sum_k pool_k routers_sk >= sum_{r at s} cap_r + bw_node sum_ma attach_sma; buffers hold the
+    bandwidth-delay product,
     sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (rows in Tb/s and GB)."""
     if not data.inter.routes:
         return
@@ -479,10 +512,51 @@ def define_dci_routers(m, data: ModelData) -> None:
     factor = float(data.inputs.project["buffer_bdp_factor"])
     routed = [s for s in data.sites if m.incident[s]]
     m.router_ports = pyo.Constraint(routed, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
-                                    >= 2 * site_capacity(m, s))
+                                    >= site_capacity(m, s) + attached_tbps(m, s))
     m.router_buffer = pyo.Constraint(routed, rule=lambda m, s: sum(  # GB on both sides
         float(sw.loc[k, "buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
         >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))
+
+
+def attached_tbps(m, s):
+    """Bandwidth of site s's DCI attachments in Tb/s (each a node's NIC bandwidth)."""
+    bw = nic_gbps_per_node(m.data) / 1e3
+    return sum(bw * m.attach[s, i, a] for i in m.modes_at[s] for a in m.attach_at.get((s, i), ()))
+
+
+def define_dci_attachment(m, data: ModelData) -> None:
+    """The DCI routers' fabric-side ports plug into leaf down ports as nodes' NICs do (one per rail and plane:
+    a leaf is where any endpoint joins a Clos, and the spines' ports are all taken by leaf uplinks in a
+    non-blocking fabric), so the fabric is sized for nodes + attachments (define_leaves). At a site with routes:
+    bw_node sum_ma attach_sma >= sum_{r at s} cap_r (the attachments carry the inter-site capacity);
+    attach_sma <= A_s y_sm, A_s the most the site's routes need (ModelData.most_attachments);
+    nodes_sm + sum_a attach_sma <= node_cap_m y_sm; a mode whose leaves no DCI router can join (another
+    protocol family, or no port at the NIC speed: an InfiniBand fabric and Ethernet routers) carries none:
+    sum_{r at s} cap_r <= C_s (1 - y_sm), C_s the most the routes carry."""
+    routed = [s for s in data.sites if m.incident[s]]
+    if not routed:
+        return
+    m.attach_cover = pyo.Constraint(routed, rule=lambda m, s: attached_tbps(m, s) >= site_capacity(m, s))
+    m.attach_max = pyo.Constraint(m.SMA, rule=lambda m, s, i, a: m.attach[s, i, a]
+                                  <= data.most_attachments(s) * m.y[s, i])
+    pairs = [(s, i) for s in routed for i in m.modes_at[s] if (s, i) in m.attach_at]
+    m.attach_size = pyo.Constraint(pairs, rule=lambda m, s, i: endpoints(m, s, i) <= data.modes[i].node_cap * m.y[s, i])
+    apart = [(s, i) for s in routed for i in m.modes_at[s] if (s, i) not in m.attach_at]
+    m.attach_none = pyo.Constraint(apart, rule=lambda m, s, i: site_capacity(m, s) <= sum(
+        data.route_most_gbps(m.route[r]) for r in m.incident[s]) / 1e3 * (1 - m.y[s, i]))
+
+
+def attach_terms(m, s, what: str):
+    """DCI attachment cables or modules at site s, in USD (``what`` price) or W (power): nics links per
+    attachment (models.modes.Cable.items_per_attachment)."""
+    nics = int(m.data.node["nics_per_node"])
+    total = 0
+    for i in m.modes_at[s]:
+        for a in m.attach_at.get((s, i), ()):
+            cable = m.data.modes[i].attach[a]
+            unit = cable.unit_price if what == "price" else cable.unit_power_w
+            total += unit * cable.items_per_attachment(nics) * m.attach[s, i, a]
+    return total
 
 
 def define_rtt(m, data: ModelData) -> None:
@@ -614,7 +688,7 @@ def support_terms(m, s, what: str):
 
 def site_it_watts(m, s):
     """IT power of site s in W: nodes, switches, cables/optics, DCI routers, coherent modules, the line system's
-    units at its end of each lit coherent pair (booster, preamp, mux/demux), support networks."""
+    units at its end of each lit coherent pair (booster, preamp, mux/demux), support networks, DCI attachments."""
     data = m.data
     node_w = float(data.node["node_power_kw"]) * 1e3
     sw = data.inputs.switches
@@ -634,7 +708,7 @@ def site_it_watts(m, s):
     total += sum(float(sw.loc[k, "power_w"]) * m.routers[s, k] for k in m.K)
     total += sum(float(co.loc[c, "power_w"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
     total += sum(end_watts(m.route[r]) * coherent_pairs(m, r) for r in m.incident[s])
-    return total + support_terms(m, s, "power")
+    return total + support_terms(m, s, "power") + attach_terms(m, s, "power")
 
 
 def define_power(m, data: ModelData) -> None:
@@ -648,7 +722,7 @@ def define_power(m, data: ModelData) -> None:
 
 def site_capex(m, s):
     """Capex of site s: nodes, fixed cost, facility power, switches, cables/optics, DCI routers,
-    coherent modules at its end of each route, support networks."""
+    coherent modules at its end of each route, support networks, DCI attachments."""
     data = m.data
     sites = data.inputs.sites
     sw = data.inputs.switches
@@ -668,7 +742,7 @@ def site_capex(m, s):
             cost += mode.cables[t].unit_price * cable_items(m, s, i, t, links)
     cost += sum(float(sw.loc[k, "price_usd"]) * m.routers[s, k] for k in m.K)
     cost += sum(float(co.loc[c, "price_usd"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
-    return cost + support_terms(m, s, "price")
+    return cost + support_terms(m, s, "price") + attach_terms(m, s, "price")
 
 
 def coherent_pairs(m, r):

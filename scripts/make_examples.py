@@ -37,7 +37,7 @@ def default_workbook() -> dict:
     return {
         "project": {
             "name": "default", "gpus_required": 50_000, "node_type": "DGX B200",
-            "budget_usd": 4_185_000_000, "objective": "min_latency", "max_fabric_latency_us": 4.0,
+            "budget_usd": 4_215_000_000, "objective": "min_latency", "max_fabric_latency_us": 4.0,
             "max_site_rtt_ms": 8.0, "max_oversubscription": 1, "dci_ratio": 0.125,
         },
         "sites": [
@@ -47,10 +47,10 @@ def default_workbook() -> dict:
             site("atlanta", 70, 5000, 30e6, 7e6, 55, 33.75, -84.39, pue=1.15),
         ],
         "routes": [
-            route("ashburn-a", "ashburn-b", 2, 864, 60),  # a 1,728-fiber campus cable
+            route("ashburn-a", "ashburn-b", 2, 1728, 60),  # a 3,456-fiber campus cable
             route("ashburn-a", "richmond", 110, 16, 25),
             route("ashburn-b", "richmond", 112, 16, 25),
-            route("richmond", "atlanta", 620, 8, 20),
+            route("richmond", "atlanta", 620, 16, 20),
             route("ashburn-a", "atlanta", 860, 8, 20),
         ],
         "workload": {"model_params_billion": 70, "bytes_per_gradient": 2, "step_compute_ms": 6000,

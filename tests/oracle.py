@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 #: the planner's cable length per tier (the oracle takes no floor layout: books set all three) and no
 #: support networks (per-node lines the oracle does not size)
 PLANNER_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150,
-                   "support_networks": False}
+                   "cable_m_dci_attach": 60, "support_networks": False}
 #: oversubscription levels a tier's split is made at (the MILP's grid), plus the planner's limit
 LEVEL_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
 #: leaf-mesh sizes a mesh split is made for (the MILP's grid)
@@ -322,9 +322,9 @@ def _figures(inputs) -> tuple[dict, dict]:
     return _figures_of["node"], _figures_of["switches"]
 
 
-def size(inputs, f: Fabric, nodes: int) -> Sized | None:
-    """The fewest switches of fabric f for ``nodes`` nodes, its links, cost and power; None if it
-    cannot hold them."""
+def size(inputs, f: Fabric, nodes: int, attached: int = 0) -> Sized | None:
+    """The fewest switches of fabric f for ``nodes`` nodes and ``attached`` DCI router attachments (each on
+    the leaf ports of one node), its links, cost and power; None if it cannot hold them."""
     node, figures = _figures(inputs)
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     rails = nics // planes
@@ -332,26 +332,27 @@ def size(inputs, f: Fabric, nodes: int) -> Sized | None:
     # NIC ports one network holds per node: one per rail, or one (a rail network)
     per_node = 1 if f.topology == "rail_only" else rails
     spines = cores = 0
+    served = nodes + attached  # endpoints on the leaves
     link_counts = [nics * nodes]
     # link ends per tier as (devices, ends on each); a pooled group counts every end as on one device
     # (the model's rule where per-switch counts depend on how nodes and pods fill the switches)
     ends = [[(nodes, nics), (1, nics * nodes)]]
     if f.tiers == 1:
-        if per_node * nodes > f.d1:
+        if per_node * served > f.d1:
             return None
         leaves = 1
     elif f.mesh:
-        leaves = max(2, -(-per_node * nodes // f.d1))
+        leaves = max(2, -(-per_node * served // f.d1))
         if leaves > f.mesh_leaves:  # the split holds the bisection of a mesh this large
             return None
         link_counts.append(copies * leaves * f.u1 // 2)
         ends.append([(copies * leaves, f.u1)])
     else:
         if f.topology == "rail_optimized":
-            units = -(-nodes // f.d1)  # scalable units of d1 nodes, a leaf per rail each
+            units = -(-served // f.d1)  # scalable units of d1 nodes, a leaf per rail each
             leaves = rails * units
         else:
-            leaves = -(-per_node * nodes // f.d1)
+            leaves = -(-per_node * served // f.d1)
         uplinks = leaves * f.u1
         link_counts.append(copies * uplinks)
         if f.tiers == 2:
@@ -408,6 +409,7 @@ class Oracle:
         self.fabrics = fabrics(inputs, rules)
         sites = inputs.sites
         self.sites = [s for s in sites.index if sites.loc[s, "status"] != "excluded"]
+        self._fronts: dict = {}
         # per site and node count: the sized fabrics no other beats in cost, power and latency
         self.sized = {s: {n: self._front(s, n) for n in range(1, int(sites.loc[s, "max_nodes"]) + 1)}
                       for s in self.sites}
@@ -418,15 +420,45 @@ class Oracle:
         return float(row["pue"]) / 1e6 * (float(row["power_cost_usd_per_mw"])
                                           + self.years * HOURS_PER_YEAR * float(row["energy_usd_per_mwh"]))
 
-    def _front(self, s, n) -> list[Sized]:
+    def _front(self, s, n, attached: int = 0) -> list[Sized]:
+        """The sized fabrics of n nodes (and ``attached`` DCI attachments, on fabrics a DCI router can join)
+        that no other beats in cost, power and latency; attachment cables priced into each."""
+        key = (s, n, attached)
+        if key in self._fronts:
+            return self._fronts[key]
         per_w = self._dollars_per_watt(s)
-        built = [z for f in self.fabrics if (z := size(self.inputs, f, n)) is not None]
+        built = []
+        for f in self.fabrics:
+            joins = self.attachment(f, per_w) if attached else (0.0, 0.0)
+            if joins is not None and (z := size(self.inputs, f, n, attached)) is not None:
+                built.append(Sized(z.fabric, z.nodes, z.switches, z.links, z.cost + attached * joins[0],
+                                   z.watts + attached * joins[1]))
         built.sort(key=lambda z: (z.cost + per_w * z.watts, z.watts, z.fabric.latency_us))
         front = []
         for z in built:
             if not any(k.watts <= z.watts and k.fabric.latency_us <= z.fabric.latency_us for k in front):
                 front.append(z)
+        self._fronts[key] = front
         return front
+
+    def attachment(self, f: Fabric, per_w: float) -> tuple[float, float] | None:
+        """(USD, W) of one DCI attachment (a node's NIC ports on leaf ports, linked to a DCI router) on fabric f:
+        the cheapest cable at the NIC speed over cable_m_dci_attach, a cable per link, or for transceivers
+        ceil(nics / k) modules at the router and one at each leaf port; None when no DCI router of the leaf's
+        family has a port at the NIC speed."""
+        sw = self.inputs.switches
+        family = sw.loc[f.leaf, "family"]
+        if not any("dci" in roles_of(sw.loc[m, "roles"]) and sw.loc[m, "family"] == family
+                   and f.g0 in speeds_of(sw.loc[m, "port_modes"]) for m in sw.index):
+            return None
+        nics = int(self.node["nics_per_node"])
+        best = None
+        for k in cable_options(self.inputs, "dci_attach", f.g0, float(self.p["cable_m_dci_attach"])):
+            items = nics if k.cable else -(-nics // k.per_module) + nics
+            option = (items * k.price, items * k.watts)
+            if best is None or option[0] + per_w * option[1] < best[0] + per_w * best[1]:
+                best = option
+        return best
 
     # -- one site ---------------------------------------------------------------------------
 
@@ -441,9 +473,12 @@ class Oracle:
         per_w = self._dollars_per_watt(s)
         ratio = float(self.p["dci_ratio"])
         out = {}
+        attached = 0 if dci is None else math.ceil(dci[0] / self.node_bw - 1e-9)
         for n, front in self.sized[s].items():
             if dci is not None and ratio * self.node_bw * n > dci[0] + 1e-6:
                 continue
+            if attached:
+                front = self._front(s, n, attached)
             extras = [(0.0, 0.0, None)] if dci is None else [
                 (dci[1] + rc, dci[2] + rw, mix) for rc, rw, mix in dci[3]]
             best = None
@@ -586,7 +621,8 @@ class Oracle:
                     speeds[end].add(int(gbps))
             per_site = []
             for s in opened:
-                mixes = self.routers(2 * cap[s], factor * bdp[s], frozenset(speeds[s]))
+                toward = math.ceil(cap[s] / self.node_bw - 1e-9) * self.node_bw  # the DCI attachments' ports
+                mixes = self.routers(cap[s] + toward, factor * bdp[s], frozenset(speeds[s]))
                 if not mixes:
                     break
                 opts = self.site_options(s, lat_cap, (cap[s], c_cost[s], c_w[s], mixes))
@@ -707,7 +743,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
             base = i == 0 and often()
             switches.append(dict(
                 model=f"sw{i}", family=families[0] if i == 0 else pick(families),
-                port_modes=pick([x for x in shapes if g0 in speeds_of(x)] if base else shapes), buffer_mb=16,
+                port_modes=pick([x for x in shapes if g0 in speeds_of(x) and bandwidth(x) >= 3200] if base else shapes),
+                buffer_mb=16,
                 latency_ns=pick([100, 250, 600]), power_w=pick([100, 400]), price_usd=pick([2_000, 9_000, 25_000]),
                 roles="leaf,spine,core" if base else pick(["leaf", "leaf,spine", "leaf,spine,core", "spine,core"]),
                 **src))
@@ -715,9 +752,11 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                          price_usd=pick([3_000, 8_000]), **src)
                     for n, g, r, c in draw(st.lists(st.sampled_from(coherent_shapes), min_size=1, max_size=2,
                                                     unique=True))]
+        # DCI routers join the fabric on leaf ports at the NIC speed, of the leaves' family (mostly the base's)
         for i in range(pick([1, 1, 1, 2, 2, 0])):
             switches.append(dict(
-                model=f"dci{i}", family="ethernet", port_modes=pick(["8x800,16x400", "36x800,72x400"]),
+                model=f"dci{i}", family=families[0] if often() else pick(families),
+                port_modes=pick(["8x800,16x400,32x200", "36x800,72x400", "36x800,72x400,144x200"]),
                 buffer_mb=pick([4_000, 200, 8]), latency_ns=2_000, power_w=pick([300, 1_500]),
                 price_usd=pick([20_000, 60_000]), roles="dci", **src))
         fabric_speeds = sorted({g for x in switches if x["roles"] != "dci" for g in speeds_of(x["port_modes"])})
@@ -749,7 +788,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
         top = capacity if often(9) else capacity + gpn  # sometimes more than all sites hold
         spread = len(open_to) > 1 and top > largest and (multi_site or often(1))  # more than one site holds
         if spread and not any(x["roles"] == "dci" for x in switches):
-            switches.append(dict(model="dci_extra", family="ethernet", port_modes="8x800,16x400", buffer_mb=4_000,
+            switches.append(dict(model="dci_extra", family=families[0], port_modes="8x800,16x400,32x200", buffer_mb=4_000,
                                  latency_ns=2_000, power_w=300, price_usd=40_000, roles="dci", **src))
         routes = []
         has_dci = any(x["roles"] == "dci" for x in switches)
@@ -766,6 +805,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                    "buffer_bdp_factor": pick([1, 0, 2]),
                    "horizon_years": pick([0, 0, 3]), "cable_m_node_leaf": pick([2, 3]),
                    "cable_m_leaf_spine": pick([10, 50]), "cable_m_spine_core": pick([50, 150]),
+                   "cable_m_dci_attach": pick([3, 3, 60]),
                    "support_networks": False}
         if budget and not often(3):
             project["budget_usd"] = pick([6e5, 2e6, 4e6])

@@ -58,7 +58,7 @@ def site(name: str, **kw) -> dict:
 
 #: the planner's cable lengths per tier, so the hand calculations here do not follow the layout
 #: (tests/test_layout.py covers lengths from the layout), and no support networks (tests/test_support.py)
-TYPICAL_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150,
+TYPICAL_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150, "cable_m_dci_attach": 60,
                    "support_networks": False}
 
 

@@ -173,8 +173,10 @@ def test_spine_power_priced_by_energy(tmp_path):
     """Two sites joined by a 5 km route; 6 one-NIC 1-GPU nodes, 1 fit at s0, 5 at s2 (a leaf_spine of three
     4-port sw1 leaves, 2 down / 2 up, under two spines). Spines: sw0 (3 x 400G, 100 W) or sw1 (4 x 400G,
     400 W), both $2,000. Only s2 pays energy ($80/MWh over 3 years, PUE 1.1): sw0 spines save 2 x 300 W x 1.1
-    x 26,280 h x $80/MWh = $1,387.58. Cheapest: $206,283.56. HiGHS 1.16.0's presolve reported the 400 W
-    spines ($207,671.14) as optimal with gap 0; pyproject.toml keeps highspy below 1.16."""
+    x 26,280 h x $80/MWh = $1,387.58. Cheapest: $206,283.56 before the DCI attachments; each site joins its
+    (InfiniBand) DCI router by one 400G port on a leaf (a $100, 0.1 W cable: s2's 6 endpoints fill its 3 leaves,
+    s0's 2 fit its one), +$200 + 0.1 W x 1.1 x 26,280 h x $80/MWh at s2 = $206,483.79. HiGHS 1.16.0's presolve
+    reported the 400 W spines as optimal with gap 0; pyproject.toml keeps highspy below 1.16."""
     node = dict(name="n", gpus_per_node=1, nics_per_node=1, nic_gbps=400, node_power_kw=2.0, node_price_usd=20_000,
                 nvlink_latency_ns=300, **SRC)
     switch = dict(family="infiniband", buffer_mb=16, latency_ns=100, price_usd=2_000, roles="leaf,spine,core", **SRC)
@@ -188,7 +190,7 @@ def test_spine_power_priced_by_energy(tmp_path):
         "node_types": [node],
         "switches": [dict(switch, model="sw0", port_modes="3x400", power_w=100),
                      dict(switch, model="sw1", port_modes="4x400", power_w=400),
-                     dict(model="dci0", family="ethernet", port_modes="8x800,16x400", buffer_mb=4_000,
+                     dict(model="dci0", family="infiniband", port_modes="8x800,16x400", buffer_mb=4_000,
                           latency_ns=2_000, power_w=300, price_usd=20_000, roles="dci", **SRC)],
         "optics": [dict(name="dac400", gbps=400, kind="dac", reach_m=500, power_w=0.1, price_usd=100, **SRC)],
         "coherent": [dict(name="zr400", gbps=400, reach_km=120, channel_ghz=75, power_w=10, price_usd=3_000, **SRC)],
@@ -197,9 +199,9 @@ def test_spine_power_priced_by_energy(tmp_path):
                            jitter_rank=0, **SRC)],
     }
     inputs, answer, solution = run_both(tmp_path / "energy.xlsx", book)
-    assert answer.cost == pytest.approx(206_283.558304)
+    assert answer.cost == pytest.approx(206_483.789568)
     assert answer.sites["s2"]["switches"] == {"leaf": ("sw1", 3), "spine": ("sw0", 2)}
-    assert solution["objective_usd"] == pytest.approx(206_283.558304)
+    assert solution["objective_usd"] == pytest.approx(206_483.789568)
 
 
 # --------------------------------------------------------------------------------------------------

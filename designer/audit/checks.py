@@ -33,7 +33,7 @@ C_BAND_GHZ = 4800.0
 HOURS_PER_YEAR = 8760.0
 PHOTON_DBM_01NM = -58.0  # h nu x 12.5 GHz at 1550 nm: 6.626e-34 J s x 193.4 THz x 12.5e9 Hz = 1.6e-9 W
 END_ROLES = ("booster", "preamp", "mux_demux")
-NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent", "dci_optics", "line_system",
+NODE_CATEGORIES = ("nodes", "switches", "dci_routers", "optics", "coherent", "dci_optics", "line_system", "dci_attachment",
                    "storage_network", "management_network")
 
 
@@ -481,8 +481,62 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def check_dci_attachment(entry, graph, cat, design) -> list[str]:
+    """A site carrying inter-site traffic joins its DCI routers to its fabric: attachments of one node's NIC
+    ports each (nics_per_node links at the NIC speed) on leaf down ports the nodes leave free, their bandwidth
+    >= the site's inter-site capacity; the leaves of the protocol's family the routers share (an InfiniBand
+    fabric has no Ethernet router to join); each cable in the optics catalog at that speed, reaching the length;
+    BOM dci_attachment lines = a cable per link, or for transceivers ceil(nics / k) modules at the router and one
+    at each leaf port."""
+    out, site = [], entry["name"]
+    att = entry.get("dci_attachment")
+    cap = sum(lk["wavelengths"] * float(cat.coherent[lk["coherent_model"]]["gbps"]) for lk in design.get("links", [])
+              if site in (lk["site_a"], lk["site_b"]))
+    bom = Counter()
+    for line in design["bom"]:
+        if line["site"] == site and line["category"] == "dci_attachment":
+            bom[line["item"]] += line["quantity"]
+    if not att:
+        if cap > 0:
+            out.append(f"{site}: its routes carry {cap:,.0f} Gb/s but no DCI attachment joins its routers to the fabric")
+        return out + [f"{site}: BOM lists {n:g} {item} (dci_attachment) for no attachment" for item, n in bom.items()]
+    node = cat.node_types[entry.get("node_type") or cat.project["node_type"]]
+    nics, gbps = int(node["nics_per_node"]), int(node["nic_gbps"])
+    count = sum(int(c["attachments"]) for c in att["cables"])
+    if att["attachments"] != count or att["links"] != count * nics or att["gbps"] != gbps:
+        out.append(f"{site}: dci_attachment says {att['attachments']} attachments, {att['links']} links at "
+                   f"{att['gbps']}G; its cables hold {count}, {count * nics} links of {nics} NIC ports at {gbps}G")
+    if count * nics * gbps < cap - 1e-6:
+        out.append(f"{site}: DCI attachments carry {count * nics * gbps:,.0f} Gb/s, its routes {cap:,.0f} Gb/s")
+    leaf_family = cat.switches[tier_rows(entry)["leaf"]["model"]]["family"]
+    for t in entry["tiers"]:
+        if t["tier"] == "dci" and cat.switches[t["model"]]["family"] != leaf_family:
+            out.append(f"{site}: DCI router {t['model']} is {cat.switches[t['model']]['family']}, the fabric's leaves "
+                       f"{leaf_family}: it cannot join them")
+    free = sum(d["down_ports"] - sum(e["count"] for m, e in graph.adj[n].items()
+                                     if graph.nodes[m]["role"] == "endpoints")
+               for n, d in graph.nodes(data=True) if d["role"] == "leaf")
+    if free < count * nics:
+        out.append(f"{site}: the leaves have {free} down ports the nodes leave free, the DCI attachments need "
+                   f"{count * nics}")
+    want = Counter()
+    for c in att["cables"]:
+        optic = cat.optics.get(c["item"])
+        if optic is None:
+            out.append(f"{site}: DCI attachment cable {c['item']} is not in the optics catalog")
+            continue
+        if int(optic["gbps"]) != gbps or float(optic["reach_m"]) < float(att["length_m"]):
+            out.append(f"{site}: DCI attachment cable {c['item']} ({optic['gbps']}G, {optic['reach_m']:g} m) does not "
+                       f"carry {gbps}G over {att['length_m']:g} m")
+        k = int(optic.get("links_per_module") or 1)
+        per = nics if optic["kind"] in ("dac", "aoc") else -(-nics // k) + nics
+        want[c["item"]] += int(c["attachments"]) * per
+    return out + [f"{site}: BOM lists {bom[item]:g} {item} (dci_attachment), its attachments need {want[item]}"
+                  for item in sorted(set(bom) | set(want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
+
+
 SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
-               check_cables, check_floor, check_support, check_site_bom, check_site_power)
+               check_cables, check_floor, check_support, check_dci_attachment, check_site_bom, check_site_power)
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,6 +568,7 @@ def check_demand(design, cat) -> list[str]:
 
 
 CATALOG_OF = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
+              "dci_attachment": "optics",
               "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers", "line_system": "amplifiers"}
 SUPPORT_OF = NODE_CATEGORIES[-2:]  # switches and node links of the support networks
 
@@ -688,8 +743,8 @@ def check_links(design, cat) -> list[str]:
 
 def check_intersite(design, cat) -> list[str]:
     """Per open site, with capacity = wavelengths x rate and RTT from the distance: coherent modules in
-    the BOM = wavelengths of its routes; DCI router ports hold every coherent port and as much toward
-    the fabric (2 x capacity); router buffers >= buffer_bdp_factor x sum of capacity x RTT
+    the BOM = wavelengths of its routes; DCI router ports hold every coherent port and the attachment ports
+    toward the fabric (capacity + the attachments' links x speed); router buffers >= buffer_bdp_factor x sum of capacity x RTT
     (MB = Gb/s x ms / 8); line units at its end (booster, preamp, mux/demux of each band) = the fiber pairs of its
     coherent routes; with encrypt_dci, every link encrypted by its DCI optic or by MACsec on every DCI router at
     both ends. With more than one site open:
@@ -741,9 +796,11 @@ def check_intersite(design, cat) -> list[str]:
         dci = [t for t in s["tiers"] if t["tier"] == "dci"]
         pool = sum(t["count"] * cat.pool_gbps(t["model"]) for t in dci)
         buffers = sum(t["count"] * float(cat.switches[t["model"]]["buffer_mb"]) for t in dci)
-        if pool < 2 * cap - 1e-6:
+        att = s.get("dci_attachment") or {}
+        toward = float(att.get("links") or 0) * float(att.get("gbps") or 0)
+        if pool < cap + toward - 1e-6:
             out.append(f"{name}: DCI router ports carry {pool:,.0f} Gb/s, the {cap:,.0f} Gb/s of coherent ports and "
-                       f"as much toward the fabric need {2 * cap:,.0f} ({2 * cap - pool:,.0f} short)")
+                       f"{toward:,.0f} Gb/s toward the fabric need {cap + toward:,.0f} ({cap + toward - pool:,.0f} short)")
         for t in dci:
             for d in mine:
                 gbps = int(cat.coherent[d["coherent_model"]]["gbps"])

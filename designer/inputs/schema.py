@@ -175,6 +175,8 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
        default=3.0, ge=0, le=30, example=3),
     _f("encrypt_dci", "bool", "encrypt every link between sites: only DCI routers with MACsec (or, when none has it, "
        "DCI optics with line-rate encryption) are offered", default=False, example=False),
+    _positive("cable_m_dci_attach", "cable length DCI router to leaf (blank: from the layout, across the hall)",
+              "m", example=60),
     _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
        "node (the support_networks sheet) into the design", default=True, example=True),
     _f("catalog", "enum", "replace: a catalog sheet in the workbook replaces the default table; extend: "
@@ -372,6 +374,7 @@ UPPER: dict[tuple[str, str], float] = {
     ("project", "horizon_years"): 50,  # longer than any facility's life
     ("project", "cable_m_node_leaf"): 10_000, ("project", "cable_m_leaf_spine"): 10_000,
     ("project", "cable_m_spine_core"): 10_000,  # 10 km: the largest campus
+    ("project", "cable_m_dci_attach"): 10_000,
     ("project", "rack_kw"): 2_000, ("sites", "rack_kw"): 2_000,  # as node_power_kw: a rack-scale node's rack
     ("floorplan", "rack_kw"): 2_000, ("floorplan", "nodes_per_rack"): 1_000,
     ("floorplan", "rows"): 10_000, ("floorplan", "racks_per_row"): 1_000,  # 100 ha of hall at most

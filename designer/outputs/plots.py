@@ -20,7 +20,7 @@ from designer.formats import money  # noqa: E402
 from designer.outputs import statistics as st  # noqa: E402
 
 PALETTE = {"nodes": "#4C72B0", "site": "#937860", "power": "#C44E52", "switches": "#55A868", "optics": "#8172B3",
-           "dci_routers": "#DA8BC3", "coherent": "#CCB974", "dci_optics": "#E1C16E", "amplifiers": "#64B5CD",
+           "dci_routers": "#DA8BC3", "dci_attachment": "#E7A9D4", "coherent": "#CCB974", "dci_optics": "#E1C16E", "amplifiers": "#64B5CD",
            "line_system": "#4A9BB5", "fiber": "#8C8C8C", "storage_network": "#8EBA42", "management_network": "#B9B9B9"}
 TIER_COLORS = {"leaf": "#55A868", "spine": "#4C72B0", "core": "#8172B3", "dci": "#DA8BC3", "nodes": "#937860"}
 LATENCY_COLORS = {"nic": "#4C72B0", "switching": "#55A868", "propagation": "#CCB974", "nvlink": "#C44E52"}

@@ -14,10 +14,11 @@ from designer.errors import Notice
 from designer.inputs.workbook import PLANNER_SOURCE
 
 # BOM categories in the order ARCHITECTURE.md lists them (others, if any, follow).
-CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "dci_optics", "amplifiers",
+CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "dci_attachment", "coherent", "dci_optics",
+              "amplifiers",
               "line_system", "fiber", "storage_network", "management_network")
 CATEGORY_LABELS = {"nodes": "GPU nodes", "site": "site fixed", "power": "facility power", "switches": "switches",
-                   "optics": "cables & optics", "dci_routers": "DCI routers", "coherent": "coherent optics",
+                   "optics": "cables & optics", "dci_routers": "DCI routers", "dci_attachment": "DCI attachment", "coherent": "coherent optics",
                    "dci_optics": "gray DCI optics", "amplifiers": "in-line amplifiers",
                    "line_system": "line system", "fiber": "fiber",
                    "storage_network": "storage network", "management_network": "management networks"}

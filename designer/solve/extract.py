@@ -157,6 +157,11 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
                 for rt in routers:
                     entry["tiers"].append({"tier": "dci", "model": rt["model"], "count": rt["count"],
                                            "port_gbps": gbps, "buffer_mb": float(sw.loc[rt["model"], "buffer_mb"])})
+            attachment = dci_attachment(model, data, s, picked[0], bom)
+            if attachment:
+                entry["dci_attachment"] = attachment
+                leaf = next(t for t in entry["tiers"] if t["tier"] == "leaf")
+                leaf["used_gbps"] += attachment["links"] * attachment["gbps"]
             entry["dci_capacity_gbps"] = site_caps[s]
             entry["dci_bdp_mb"] = site_bdp[s]
             entry["support_networks"] = support_networks(model, data, s, entry["nodes"], bom)
@@ -260,6 +265,26 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
         "mode_id": mode.id, "node_type": str(node.name), "layout": site_layout_echo(data, s, mode, nodes),
     }
+
+
+def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
+    """How site s's DCI routers join its fabric (models.network.define_dci_attachment): attachments of one
+    node's NIC ports each on leaf down ports, their cables or modules as BOM lines of category dci_attachment."""
+    mode = data.modes[i]
+    nics = int(data.node["nics_per_node"])
+    used = [(mode.attach[a], ival(model.attach[s, i, a])) for a in model.attach_at.get((s, i), ())]
+    used = [(cable, n) for cable, n in used if n]
+    if not used:
+        return None
+    cables = []
+    for cable, n in used:
+        items = n * cable.items_per_attachment(nics)
+        bom.add(s, "dci_attachment", cable.item, items, cable.unit_price, cable.unit_power_w)
+        cables.append({"item": cable.item, "kind": cable.kind, "attachments": n, "items": items})
+    total = sum(n for _, n in used)
+    return {"attachments": total, "links": total * nics, "gbps": mode.g0, "length_m": used[0][0].length_m,
+            "ports_per_attachment": nics, "cables": cables,
+            "where": "leaf down ports, as one node's NICs (one per rail and plane)"}
 
 
 def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:

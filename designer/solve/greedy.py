@@ -200,8 +200,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
         parent[s] = min(near, key=lambda o: routes[frozenset((s, o))]["dist"]) if near else None
 
     limit = {s: min(int(sites.loc[s, "max_nodes"]), job) for s in order}
+    ratio = float(p["dci_ratio"])
+
+    def attached(n: int) -> int:
+        """DCI attachments a site of n nodes takes in a multi-site plan (one more for wavelength rounding)."""
+        return math.ceil(ratio * n - 1e-9) + 1
+
     top_n = max(limit.values(), default=0)
-    grid = np.arange(1, top_n + 1, dtype=np.int64)
+    grid = np.arange(1, top_n + attached(top_n) + 1, dtype=np.int64)
     reserve = {s: 0.0 for s in order}  # IT watts kept for DCI routers and coherent modules
     extra_usd, extra_w = support_cost_watts(inputs, grid)
     sized = [(c + extra_usd, w + extra_w, fits)
@@ -242,10 +248,13 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             n = placed[s]
             best = None
             room = budget[k] * (1 + 1e-12)
+            e = n + (attached(n) if len(placed) > 1 else 0)  # leaf ports for the nodes and the DCI routers
             for i, mode in enumerate(modes):
-                if most[i, k] < n or not sized[i][2][n - 1] or node_w * n + sized[i][1][n - 1] > room:
+                if len(placed) > 1 and not mode.attach:
+                    continue  # its leaves cannot join a DCI router (models.network.define_dci_attachment)
+                if most[i, k] < n or not sized[i][2][e - 1] or node_w * n + sized[i][1][e - 1] > room:
                     continue
-                c, w = float(sized[i][0][n - 1]), float(sized[i][1][n - 1])
+                c, w = float(sized[i][0][e - 1]), float(sized[i][1][e - 1])
                 total = c + usd_per_it_w(s) * (w + node_w * n)
                 if best is None or total < best[0]:
                     best = (total, mode.id, c, w)

@@ -33,8 +33,9 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
                 data.modeset.filtered[reason] += 1
                 data.modeset.examples.setdefault(reason, mode.id)
         data.modes = [mode for i, mode in enumerate(data.modes) if i in usable]
-    limits = {s: data.site_node_limit(s) for s in data.sites}
-    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap))
+    attached = bool(data.inter.routes)  # DCI routers take leaf ports: endpoints beyond the nodes
+    limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if attached else 0) for s in data.sites}
+    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap), attached)
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
