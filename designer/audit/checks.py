@@ -104,10 +104,24 @@ def check_choice(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def cages_used(graph, n: str, cat) -> int:
+    """Cages switch n needs: the cage of its last down link and of its last up link (Catalog.port), i.e.
+    ceil(lanes used / lanes a cage) over its down links, its up links after the declared down ports."""
+    links: dict[bool, list] = {False: [0, 0], True: [0, 0]}  # up? -> [links, gbps]
+    rank = RANK[graph.nodes[n]["role"]]
+    for m, e in graph.adj[n].items():
+        group = links[e["tier"] == "leaf_leaf" or RANK[graph.nodes[m]["role"]] > rank]
+        group[0] += e["count"]
+        group[1] = e["gbps"]
+    return max((cat.port(graph.nodes[n], up, count, gbps)[0] for up, (count, gbps) in links.items() if count),
+               default=0)
+
+
 def check_ports(entry, graph, cat, design) -> list[str]:
     """No switch uses more port bandwidth than it has (ports x speed, its port modes carry equal
-    totals), and every link runs at a speed among the switch's port modes."""
+    totals) nor more cages (cages_used), and every link runs at a speed among the switch's port modes."""
     over: dict[str, list] = defaultdict(list)
+    full: dict[str, list] = defaultdict(list)
     speeds: set = set()
     for n, d in graph.nodes(data=True):
         if d["role"] == "endpoints":
@@ -116,6 +130,9 @@ def check_ports(entry, graph, cat, design) -> list[str]:
         pool = cat.pool_gbps(d["model"])
         if used > pool + 1e-9:
             over[d["role"]].append((used - pool, n, used, pool))
+        cages = cages_used(graph, n, cat)
+        if cages > cat.cages(d["model"]):
+            full[d["role"]].append((cages - cat.cages(d["model"]), n, cages))
         for e in graph.adj[n].values():
             if e["gbps"] not in cat.speeds(d["model"]):
                 speeds.add(f"{entry['name']}: {n} ({d['model']}) runs {e['gbps']}G links but its port modes are "
@@ -125,6 +142,11 @@ def check_ports(entry, graph, cat, design) -> list[str]:
         excess, n, used, pool = max(rows)
         out.append(f"{entry['name']}: {len(rows)} {role} switch(es) use more port bandwidth than they have; worst "
                    f"{n} uses {used:,.0f} Gb/s of {pool:,.0f} ({excess:,.0f} Gb/s over)")
+    for role, rows in full.items():
+        excess, n, cages = max(rows)
+        model = graph.nodes[n]["model"]
+        out.append(f"{entry['name']}: {len(rows)} {role} switch(es) need more cages than they have; worst {n} "
+                   f"({model}) needs {cages} of {cat.cages(model)} ({excess} over)")
     return out
 
 

@@ -178,6 +178,14 @@ def fabric_tiers(site: dict) -> list[dict]:
     return sorted(tiers, key=lambda t: TIER_ORDER.index(t["tier"]))
 
 
+def in_use(tier: dict, what: str) -> str:
+    """A tier's ports or cages in use: "2,048 / 4,096 (50.0%)" (blank for a tier without the figures)."""
+    used, total = tier.get(f"used_{what}"), tier.get(f"total_{what}")
+    if used is None or not total:
+        return ""
+    return f"{number(used)} / {number(total)} ({percent(used / total)})"
+
+
 def dci_tiers(site: dict) -> list[dict]:
     return [t for t in site.get("tiers", []) if t["tier"] == "dci"]
 

@@ -7,10 +7,12 @@ recomputed here from those counts and the catalog, and checked against the model
 from __future__ import annotations
 
 from collections import defaultdict
+from fractions import Fraction
 
 import pyomo.environ as pyo
 
 import designer
+from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
 from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, is_gray, links_on_pairs
@@ -265,17 +267,25 @@ def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
 
 
 def port_use(tiers: list[dict], fabric_links: list[dict], sw) -> None:
-    """Each switch tier's bandwidth in use (the links on its ports, both ends of a mesh link on leaves) against
-    what its switches have (count x the switch's total: ports x speed of any of its port modes)."""
+    """Each switch tier's links against what its switches have: bandwidth (the links on its ports, both ends of a
+    mesh link on leaves; capacity = count x the switch's total at any of its port modes), ports (link ends; total =
+    count x ports at the tier's port speed) and cages (a switch's ports at its fastest speed, a slower link a lane
+    of one: ceil(sum of ends / lanes a cage at their speed) against count x cages)."""
     ends = {"node_leaf": ("leaf",), "leaf_leaf": ("leaf", "leaf"), "leaf_spine": ("leaf", "spine"),
             "spine_core": ("spine", "core")}
-    used: dict[str, float] = {}
+    used: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))  # tier -> gbps -> link ends
     for lk in fabric_links:
         for role in ends[lk["tier"]]:
-            used[role] = used.get(role, 0.0) + lk["count"] * lk["gbps"]
+            used[role][lk["gbps"]] += lk["count"]
     for t in tiers:
+        modes = sw.loc[t["model"], "port_modes"]
+        mine = used.get(t["tier"], {})
         t["capacity_gbps"] = float(t["count"] * pool_gbps(sw.loc[t["model"]]))
-        t["used_gbps"] = used.get(t["tier"], 0.0)
+        t["used_gbps"] = float(sum(g * n for g, n in mine.items()))
+        t["total_ports"] = t["count"] * modes.get(t["port_gbps"], cages(modes))
+        t["used_ports"] = sum(mine.values())
+        t["total_cages"] = t["count"] * cages(modes)
+        t["used_cages"] = -(-sum(Fraction(n, lanes(modes, g)) for g, n in mine.items()) // 1)
 
 
 def site_layout_echo(data, s: str, mode, nodes: int) -> dict:
