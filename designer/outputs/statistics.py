@@ -83,7 +83,19 @@ def overview(solution: dict) -> dict:
         "solve_seconds": solution.get("solve_seconds"),
         "worst_latency_us": worst_latency_us(solution),
         "max_fabric_latency_us": project.get("max_fabric_latency_us"),
+        "spares_usd": totals.get("spares_usd", 0.0),
+        "capex_with_spares_usd": totals.get("capex_with_spares_usd", totals.get("capex_usd")),
+        "lead_time": longest_lead_time(solution),
     }
+
+
+def longest_lead_time(solution: dict) -> dict | None:
+    """The longest quoted lead time of the BOM: {weeks, items (those that take it)}; None without quotes."""
+    quoted = [b for b in solution.get("bom", []) if b.get("lead_time_weeks") is not None]
+    if not quoted:
+        return None
+    weeks = max(b["lead_time_weeks"] for b in quoted)
+    return {"weeks": weeks, "items": sorted({b["item"] for b in quoted if b["lead_time_weeks"] == weeks})}
 
 
 # --- cost ----------------------------------------------------------------------------------------

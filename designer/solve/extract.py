@@ -13,7 +13,9 @@ import pyomo.environ as pyo
 
 import designer
 from designer.inputs.catalog import cages, lanes
+from designer.formats import money
 from designer.inputs.echo import inputs_echo, plain
+from designer.solve.spares import spare_lines
 from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, is_gray, links_on_pairs
 from models.network import (
@@ -40,13 +42,21 @@ QUOTE_COLUMNS = ("sku", "lead_time_weeks")
 
 
 def quotes(inputs) -> dict[tuple[str, str], dict]:
-    """The vendor-quote cells (sku, lead_time_weeks) of each catalog item that has any, by (category, item)."""
+    """The vendor-quote cells (sku, lead_time_weeks) of each catalog item that has any, by (category, item); a
+    support network's switch and link give theirs as switch_sku, link_sku, ..."""
     out = {}
+
+    def add(category, item, row, prefix=""):
+        given = {c: v for c in QUOTE_COLUMNS if (v := plain(row.get(prefix + c))) is not None}
+        if given:
+            out[category, str(item)] = given
+
     for category, table in QUOTED.items():
         for item, row in getattr(inputs, table).iterrows():
-            given = {c: v for c in QUOTE_COLUMNS if (v := plain(row.get(c))) is not None}
-            if given:
-                out[category, str(item)] = given
+            add(category, item, row)
+    for _, row in inputs.support_networks.iterrows():
+        for part in ("switch", "link"):
+            add(row["category"], row[f"{part}_model" if part == "switch" else "link_item"], row, f"{part}_")
     return out
 
 
@@ -164,6 +174,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     if abs(capex - model_capex) > 1e-6 * max(1.0, abs(model_capex)) + 1e-3:
         raise RuntimeError(f"bill of materials ${capex:,.2f} differs from the model's capex ${model_capex:,.2f}")
     energy = sum(e.get("energy_usd", 0.0) for e in sites_out)
+    spares = spare_lines(rows, inputs)
+    spares_usd = sum(r["extended_usd"] for r in spares)
     open_sites = [e for e in sites_out if e["open"]]
     solution = {
         "schema_version": SCHEMA_VERSION,
@@ -177,11 +189,12 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             "gpus": sum(e["gpus"] for e in sites_out), "nodes": sum(e["nodes"] for e in sites_out),
             "capex_usd": capex, "power_mw": sum(e["power_mw"] for e in sites_out),
             "coherent_ports": sum(link["coherent_ports"] for link in links_out), "energy_usd": energy,
-            "sites_open": len(open_sites),
+            "sites_open": len(open_sites), "spares_usd": spares_usd, "capex_with_spares_usd": capex + spares_usd,
         },
         "sites": sites_out,
         "links": links_out,
         "bom": rows,
+        "spares": spares,
         "modes": data.modeset.summary(),
         "workload": workload_estimate(data, open_sites, links_out),
         "solver": {
@@ -192,9 +205,21 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         },
     }
     solution["constraints"] = constraint_table(solution, inputs)
-    solution["notes"] = list(data.inter.notes)
+    solution["notes"] = list(data.inter.notes) + spares_over_budget(solution, project.get("budget_usd"))
     solution["inputs"] = inputs_echo(inputs)
     return solution
+
+
+def spares_over_budget(solution: dict, budget) -> list[str]:
+    """A warning when capex with spares plus energy is above budget_usd (spares are sized after the solve)."""
+    totals = solution["totals"]
+    total = totals["capex_with_spares_usd"] + totals["energy_usd"]
+    if budget is None or total <= float(budget) * (1 + 1e-9):
+        return []
+    return [f"warning: capex with spares {money(totals['capex_with_spares_usd'])} plus energy "
+            f"{money(totals['energy_usd'])} is above budget_usd {money(float(budget))} by "
+            f"{money(total - float(budget))}: the spares ({money(totals['spares_usd'])}) are sized after the "
+            "optimization, which kept the design itself within the budget"]
 
 
 def site_fabric(model, data, s, i, bom: Bom) -> dict:
