@@ -39,7 +39,9 @@ def leaf_spine(nodes: int, leaves: int, spines: int, down: tuple[int, int], up: 
                                          "kind": "transceiver", "length_m": 30}]}],
             "inputs": {"project": {"node_type": "n1"},
                        "node_types": [{"name": "n1", "nics_per_node": 1, "planes": 1}],
-                       "switches": [{"model": "s", "port_modes": SMALL}]}}
+                       "switches": [{"model": "s", "port_modes": SMALL}],
+                       "optics": [{"name": "800G OSFP 2xSR4 twin-port (2x400G)", "kind": "transceiver",
+                                   "links_per_module": 2}]}}
 
 
 def test_cabling_names_cages_and_lanes():
@@ -178,3 +180,12 @@ def test_outputs_carry_spares_ports_and_optics(tmp_path, one_su):
     text = render_markdown(one_su)
     assert "| spine | QM9700 | 4 | 400G | 64 | 0 | 100.0% | 256 / 256 (100.0%) | 256 / 256 (100.0%) |" in text
     assert "## Spares" in text and "capex with spares" in text
+
+
+def test_a_single_link_module_on_a_lane_is_a_breakout():
+    design = leaf_spine(3, 1, 2, (3, 400), (8, 200), (16, 200))
+    design["sites"][0]["fabric_links"][1]["item"] = "200G QSFP56 SR4"
+    design["inputs"]["optics"] = [{"name": "200G QSFP56 SR4", "kind": "transceiver", "links_per_module": 1}]
+    graph = build_site_graph("dc", design)
+    shares = {(r[3], r[6]) for r in fabric_rows(graph, design, group=False) if r[1] == "dc-leaf-01"}
+    assert shares == {("1:4 breakout, 1 link(s) a module", "1:4 breakout, 1 link(s) a module")}

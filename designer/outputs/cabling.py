@@ -6,8 +6,9 @@ NIC k is port ``p<k>``; a switch port is a physical cage, ``p<cage>`` when the l
 holds two 400G links, ``p1/1`` and ``p1/2``). A switch fills its cages with down links from p1 and its up
 links after its declared down ports (a leaf with 32 down ports of whole cages has uplinks from p33); mesh
 links use up ports. ``cage_share`` and ``peer_cage_share`` say what serves a shared cage at each switch end:
-``2-port module`` (a twin-port transceiver, one module a cage) or ``1:2 splitter cable`` (a DAC or AOC), else
-``whole cage`` (blank at a NIC). Inter-site links (one a coherent wavelength or a gray link) join DCI routers,
+``2-port module`` (a twin-port transceiver, one module a cage), ``1:2 splitter cable`` (a DAC or AOC) or, for a
+module carrying fewer links than the cage has lanes, ``1:4 breakout, 1 link(s) a module``; else ``whole cage``
+(blank at a NIC). Inter-site links (one a coherent wavelength or a gray link) join DCI routers,
 spread over a site's routers in turn, a module a cage. ``links`` is 1 on every row unless the plan would
 exceed GROUP_ABOVE rows: then the NICs on one leaf share one row (device ``<leaf>-nodes``, port range
 ``p1/1-p16/2`` on the leaf, ``links`` = NICs), which keeps a multi-million-NIC plan a few hundred thousand rows.
@@ -124,9 +125,12 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
 
     def share(switch: str, e: dict) -> str:
         lanes = cat.lanes(graph.nodes[switch]["model"], e["gbps"])
+        per_module = int(cat.optics.get(e["item"], {}).get("links_per_module") or 1)
         if lanes == 1:
             return "whole cage"
-        return f"1:{lanes} splitter cable" if e["kind"] in ("dac", "aoc") else f"{lanes}-port module"
+        if e["kind"] in ("dac", "aoc"):
+            return f"1:{lanes} splitter cable"
+        return f"{lanes}-port module" if per_module == lanes else f"1:{lanes} breakout, {per_module} link(s) a module"
 
     def cable_id() -> str:
         return f"{prefix}-c{next(cables):07d}"
