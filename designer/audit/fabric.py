@@ -1,10 +1,10 @@
 """The concrete fabric of a design, rebuilt from design.json alone (nothing from models/).
 
 A site's scale-out fabric is a networkx Graph. Nodes are switches (``role`` leaf | spine | core,
-``model``, ``ports`` in use, ``down_ports`` and ``down_gbps`` declared, ``site``, ``plane``, ``network``) and, per leaf, one node for the NICs
-on it (``role`` endpoints, ``ports`` = NICs), so a 100k-GPU fabric stays a few thousand nodes. One
-edge holds every link between two nodes (``count``, ``gbps``, ``tier``, ``item``, ``kind``,
-``length_m``). The wiring is derived here from the design's tier counts and port splits:
+``model``, ``ports`` in use, ``down_ports`` and ``down_gbps`` declared, ``site``, ``plane``, ``network``)
+and, per leaf, one node for the NICs on it (``role`` endpoints, ``ports`` = NICs), so a 100k-GPU fabric
+stays a few thousand nodes. One edge holds every link between two nodes (``count``, ``gbps``, ``tier``,
+``item``, ``kind``, ``length_m``). The wiring is derived here from the design's tier counts and port splits:
 
 - networks: ``planes`` identical fabrics, and one per rail as well for rail_only; a tier's count
   is split evenly over them (a remainder goes to the first ones and is reported);

@@ -86,7 +86,8 @@ def context(solution: dict, figures: bool = True) -> dict:
         "sites": sites, "comm": comm, "constraints": st.constraint_rows(solution),
         "modes": {"enumerated": 0, "kept": 0, **(solution.get("modes") or {})},
         "modes_filtered": st.modes_filtered(solution),
-        "bom": st.bom_rows(solution), "spares": solution.get("spares") or [], "sources": st.catalog_sources(solution, used_only=has_design),
+        "bom": st.bom_rows(solution), "spares": solution.get("spares") or [],
+        "sources": st.catalog_sources(solution, used_only=has_design),
         "prov": st.provenance(solution), "notice": PRICE_NOTICE, "figs": figs,
         "notes": solution.get("notes") or [], "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
     }

@@ -12,8 +12,8 @@ from fractions import Fraction
 import pyomo.environ as pyo
 
 import designer
-from designer.inputs.catalog import cages, lanes
 from designer.formats import money
+from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
 from designer.solve.spares import spare_lines
 from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
@@ -55,8 +55,8 @@ def quotes(inputs) -> dict[tuple[str, str], dict]:
         for item, row in getattr(inputs, table).iterrows():
             add(category, item, row)
     for _, row in inputs.support_networks.iterrows():
-        for part in ("switch", "link"):
-            add(row["category"], row[f"{part}_model" if part == "switch" else "link_item"], row, f"{part}_")
+        for part, item in (("switch", "switch_model"), ("link", "link_item")):
+            add(row["category"], row[item], row, f"{part}_")
     return out
 
 
