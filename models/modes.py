@@ -5,7 +5,8 @@ spines, cores) are decided by the MILP with the linear rules each mode carries h
 
 - ``d1``/``u1``: down/up ports of a leaf; ``d2``/``u2`` of an aggregation (3-tier spine) switch.
   A switch with port modes {gbps: ports} is a bandwidth pool: a split uses d x g_down + u x g_up
-  <= pool, each speed one of its modes, and d x g_down <= level x u x g_up (oversubscription).
+  <= pool, each speed one of its modes, and d x g_down <= level x u x g_up (oversubscription); at two
+  speeds, the cages it takes (ports at the fastest speed, a slower port a lane of one) are within its own.
 - ``spine_ports``: ports of a 2-tier spine at g1; ``core_ports``: ports of a core switch at g2.
 - ``node_cap``: the most nodes one site can hold in this mode (topology size limit).
 
@@ -132,11 +133,20 @@ class ModeSet:
 
 
 @functools.lru_cache(maxsize=4096)
-def split_ports(pool_gbps: float, g_down: int, g_up: int, level: float) -> tuple[int, int]:
-    """Most down ports d (then fewest up ports u) with d*g_down + u*g_up <= pool, d*g_down <= level*u*g_up."""
+def split_ports(modes: tuple[tuple[int, int], ...], g_down: int, g_up: int, level: float) -> tuple[int, int]:
+    """Most down ports d (then fewest up ports u) of a switch with port modes ((gbps, ports), ...) with
+    d*g_down + u*g_up <= pool, d*g_down <= level*u*g_up, and, at two speeds, ceil(d / lanes_down) +
+    ceil(u / lanes_up) <= cages: the cages are the ports at the fastest speed, a slower port a lane of one
+    (designer.audit.fabric.Catalog.port gives each speed its own cages)."""
+    ports = dict(modes)
+    pool = max(g * n for g, n in modes)
+    cages = ports[max(ports)]
+    lanes_down, lanes_up = (max(1, ports.get(g, 0) // cages) for g in (g_down, g_up))
     best = (0, 0)
-    for u in range(1, int(pool_gbps // g_up) + 1):
-        d = min(int((pool_gbps - u * g_up) // g_down), int(level * u * g_up // g_down + 1e-9))
+    for u in range(1, int(pool // g_up) + 1):
+        d = min(int((pool - u * g_up) // g_down), int(level * u * g_up // g_down + 1e-9))
+        if g_down != g_up:
+            d = min(d, (cages - -(-u // lanes_up)) * lanes_down)
         if d > best[0]:
             best = (d, u)
     return best
@@ -430,7 +440,7 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
     elif mesh2:
         d1, u1 = mesh_split(leaf_pool, g0, level1, mesh_leaves)
     else:
-        d1, u1 = split_ports(leaf_pool, g0, g1, level1)
+        d1, u1 = split_ports(tuple(switches[leaf]["port_modes"].items()), g0, g1, level1)
     if d1 <= 0 or (tiers >= 2 and u1 <= 0):
         reject("switch too small for the oversubscription split", label)
         return
@@ -438,7 +448,7 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
     if tiers == 2 and not mesh2:
         spine_ports = int(pool_gbps(switches[spine]) // g1)
     if tiers == 3:
-        d2, u2 = split_ports(pool_gbps(switches[spine]), g1, g2, level2)
+        d2, u2 = split_ports(tuple(switches[spine]["port_modes"].items()), g1, g2, level2)
         core_ports = int(pool_gbps(switches[core]) // g2)
         if d2 <= 0 or u2 <= 0:
             reject("switch too small for the oversubscription split", label)

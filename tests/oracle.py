@@ -171,9 +171,17 @@ def _split_set(options, ratio, limit: float, rules: Rules) -> set:
     return {x for x in found if x is not None}
 
 
-def clos_splits(pool: int, g_down: int, g_up: int, limit: float, rules: Rules) -> set:
-    """Splits (d down at g_down, u up at g_up) of a switch of ``pool`` Gb/s with d g_down <= level u g_up."""
-    options = [(d, u) for u in range(1, pool // g_up + 1) for d in range(1, (pool - u * g_up) // g_down + 1)]
+def clos_splits(modes, g_down: int, g_up: int, limit: float, rules: Rules) -> set:
+    """Splits (d down at g_down, u up at g_up) of a switch with d g_down <= level u g_up, within its bandwidth
+    and, at two speeds, its cages: a cage is a port at its fastest speed, holding fastest / g ports of g."""
+    ports, pool = speeds_of(modes), bandwidth(modes)
+    fastest = max(ports)
+
+    def cages(n, g):
+        return -(-n * g // fastest) if g_down != g_up else 0
+
+    options = [(d, u) for u in range(1, pool // g_up + 1) for d in range(1, (pool - u * g_up) // g_down + 1)
+               if cages(d, g_down) + cages(u, g_up) <= ports[fastest]]
     return _split_set(options, lambda d, u: d * g_down / (u * g_up), limit, rules)
 
 
@@ -269,13 +277,12 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
                   for d, u in mesh_splits(leaf_pool, g0, limit, size, rules)}
     elif tiers == 2:
         combos = [(g1, None, d, u, 0, 0, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
-                  for d, u in clos_splits(leaf_pool, g0, g1, limit, rules)]
+                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules)]
     else:
-        spine_pool = bandwidth(sw.loc[spine, "port_modes"])
         combos = [(g1, g2, d, u, d2, u2, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
                   for g2 in _up_speeds(rules, g1, spine, core, sw)
-                  for d, u in clos_splits(leaf_pool, g0, g1, limit, rules)
-                  for d2, u2 in clos_splits(spine_pool, g1, g2, limit, rules)]
+                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules)
+                  for d2, u2 in clos_splits(sw.loc[spine, "port_modes"], g1, g2, limit, rules)]
     lat_ns = {m: float(sw.loc[m, "latency_ns"]) for m in (leaf, spine, core) if m}
     nic_ns = float(inputs.protocols.loc[protocol, "nic_latency_ns"])
     nl, ls, sc = lengths

@@ -25,8 +25,8 @@ from designer.inputs.writer import write_workbook
 from designer.tools.sweep import sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLVED = {"design.json", "bom.csv", "design.xlsx", "report.html", "report.md", "cabling.csv", "fabric.graphml",
-          "topology.conf", "topology-block.conf", "nodes.csv"}
+SOLVED = {"design.json", "bom.csv", "optics_per_device.csv", "design.xlsx", "report.html", "report.md", "cabling.csv",
+          "fabric.graphml", "topology.conf", "topology-block.conf", "nodes.csv"}
 
 
 def snapshot(folder: Path) -> dict:

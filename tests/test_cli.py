@@ -25,9 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
 EXAMPLE_TIME_LIMIT = 120
 EXAMPLE_TIMEOUT = 900  # seconds of wall time before a run counts as hung
-SHEETS = ["summary", "sites", "fabric", "links", "bom", "power", "cost", "constraints", "inputs", "solver"]
-BOM_CATEGORIES = {"nodes", "site", "power", "switches", "optics", "dci_routers", "coherent", "amplifiers", "line_system",
-                  "fiber", "storage_network", "management_network", "dci_optics"}
+SHEETS = ["summary", "sites", "fabric", "links", "bom", "optics_per_device", "power", "cost", "constraints", "inputs",
+          "solver"]
+BOM_CATEGORIES = {"nodes", "site", "power", "switches", "optics", "dci_routers", "dci_attachment", "coherent",
+                  "amplifiers", "line_system", "fiber", "storage_network", "management_network", "dci_optics"}
 NUMBER = (int, float)
 INT = int
 MAYBE = type(None)
@@ -449,16 +450,19 @@ def test_example_bom_csv_and_workbook(examples, stem):
     design, out = solved(examples, stem)
     with (out / "bom.csv").open(newline="") as f:
         reader = csv.DictReader(f)
-        assert reader.fieldnames == list(BOM)
+        assert reader.fieldnames == [*BOM, "spare_of", "basis"]
         rows = list(reader)
-    assert len(rows) == len(design["bom"])
-    assert sum(float(r["extended_usd"]) for r in rows) == pytest.approx(design["totals"]["capex_usd"], rel=1e-9)
+    assert len(rows) == len(design["bom"]) + len(design["spares"]) and design["spares"]
+    spares = [r for r in rows if r["category"] == "spares"]
+    assert sum(float(r["extended_usd"]) for r in rows if r not in spares) == pytest.approx(
+        design["totals"]["capex_usd"], rel=1e-9)
+    assert sum(float(r["extended_usd"]) for r in spares) == pytest.approx(design["totals"]["spares_usd"], rel=1e-9)
     book = openpyxl.load_workbook(out / "design.xlsx", read_only=True)
     names = book.sheetnames
     assert [n for n in names if n in SHEETS] == SHEETS, names
     bom = list(book["bom"].iter_rows(values_only=True))
     column = bom[0].index("extended_usd")
-    assert sum(r[column] for r in bom[1:]) == pytest.approx(design["totals"]["capex_usd"], rel=1e-9)
+    assert sum(r[column] for r in bom[1:]) == pytest.approx(design["totals"]["capex_with_spares_usd"], rel=1e-9)
     summary = {k: v for k, v in book["summary"].iter_rows(min_row=2, values_only=True)}
     assert summary["status"] == design["status"]
 

@@ -252,7 +252,7 @@ def test_no_output_holds_a_formula_from_a_hostile_name(tmp_path):
     out = tmp_path / "out"
     assert cli.main(["solve", str(path), "-o", str(out), "--quiet"]) == cli.EXIT_OK
     assert set(HOSTILE) <= check_xlsx(out / "design.xlsx")
-    for name in ("bom.csv", "cabling.csv"):
+    for name in ("bom.csv", "cabling.csv", "optics_per_device.csv"):
         check_csv(out / name)
     html = (out / "report.html").read_text()
     assert "HYPERLINK(&#34;http://evil.example/&#34;" in html and 'href="http://evil' not in html

@@ -140,6 +140,8 @@ def test_four_nodes_on_one_switch(tmp_path):
     assert sol["objective_usd"] == pytest.approx(474_998, abs=1e-6)
     # the switch's 64 x 400G: 32 links in use, half its bandwidth
     assert (s["tiers"][0]["used_gbps"], s["tiers"][0]["capacity_gbps"]) == (12_800, 25_600)
+    leaf = s["tiers"][0]
+    assert [leaf[k] for k in ("used_ports", "total_ports", "used_cages", "total_cages")] == [32, 64, 32, 64]
     # 1 hop: 2 x 500 ns NIC + 100 ns switch + 2 x 3 m x 5 ns/m = 1,130 ns
     assert s["fabric_latency_us"] == pytest.approx(1.13, abs=1e-9)
     assert bom_lines(sol) == {

@@ -49,14 +49,24 @@ def by_variant(modeset) -> dict:
     (7.0, (56, 8)),
 ])
 def test_split_ports_one_speed(level, expected):
-    assert split_ports(64 * 400, 400, 400, level) == expected
+    assert split_ports(((400, 64),), 400, 400, level) == expected
+
+
+TH5 = ((800, 64), (400, 128), (200, 256))  # 64 cages of 800G
 
 
 def test_split_ports_is_a_bandwidth_pool():
     """A 51.2T switch: 400G down and 800G up share the pool; non-blocking gives 64 x 400 + 32 x 800."""
-    assert split_ports(51_200, 400, 800, 1.0) == (64, 32)
-    assert split_ports(51_200, 200, 800, 1.0) == (128, 32)
-    assert split_ports(51_200, 400, 800, 3.0) == (96, 16)
+    assert split_ports(TH5, 400, 800, 1.0) == (64, 32)
+    assert split_ports(TH5, 200, 800, 1.0) == (128, 32)
+    assert split_ports(TH5, 400, 800, 3.0) == (96, 16)
+
+
+def test_split_ports_within_the_cages():
+    """400G down (2 a cage) and 200G up (4 a cage) at 2:1: the pool allows 85 + 85 (85 x 400 + 85 x 200 =
+    51,000 Gb/s), but that takes 43 + 22 = 65 of the 64 cages; 84 + 84 takes 42 + 21."""
+    assert split_ports(TH5, 400, 200, 2.0) == (84, 84)
+    assert split_ports(((800, 2), (400, 4), (200, 8)), 400, 200, 3.0) == (2, 2)  # 3 + 2 would take 3 cages of 2
 
 
 @pytest.mark.parametrize("k", [4, 8, 16, 32, 64])

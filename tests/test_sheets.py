@@ -16,6 +16,7 @@ from designer.inputs.catalog import CATALOG_DIR
 from designer.inputs.checks import great_circle_km
 from designer.inputs.workbook import load_catalog, load_inputs
 from designer.inputs.writer import write_workbook
+from designer.outputs import statistics as st
 from designer.outputs.report import render_html, render_markdown
 from designer.solve.run import SolveOptions, solve
 
@@ -210,11 +211,16 @@ def test_great_circle_distance():
 
 @pytest.fixture(scope="module")
 def quoted(tmp_path_factory):
-    """A solved design whose node type carries a vendor quote and no source, at a site with PUE 3.5."""
+    """A solved design whose node type and storage network carry vendor quotes, the node type no source, at a site
+    with PUE 3.5."""
     tables = book(sites=[site("s1", pue=3.5)])
     node = tables["node_types"][0]
     node.update(sku="DGX-B200-Q1", lead_time_weeks=16)
     del node["source"]
+    with (CATALOG_DIR / "support_networks.csv").open(newline="", encoding="utf-8") as f:
+        storage = next(csv.DictReader(f))  # the storage network's row
+    tables["support_networks"] = [dict(storage, switch_sku="QM9700-S", link_lead_time_weeks=26)]
+    tables["project"]["support_networks"] = True
     path = write_workbook(tmp_path_factory.mktemp("quote") / "quote.xlsx", tables)
     return solve(load_inputs(path), SolveOptions())
 
@@ -222,7 +228,11 @@ def quoted(tmp_path_factory):
 def test_the_bom_carries_sku_and_lead_time(quoted):
     nodes = [b for b in quoted["bom"] if b["category"] == "nodes"]
     assert [(b["sku"], b["lead_time_weeks"]) for b in nodes] == [("DGX-B200-Q1", 16.0)]
-    assert all("sku" not in b for b in quoted["bom"] if b["category"] != "nodes")
+    storage = {b["item"]: (b.get("sku"), b.get("lead_time_weeks")) for b in quoted["bom"]
+               if b["category"] == "storage_network"}
+    assert storage == {"QM9700": ("QM9700-S", None), "400G NDR multimode module": (None, 26.0)}
+    assert all("sku" not in b for b in quoted["bom"] if b["category"] not in ("nodes", "storage_network"))
+    assert st.overview(quoted)["lead_time"] == {"weeks": 26.0, "items": ["400G NDR multimode module"]}
     assert sum(b["extended_usd"] for b in quoted["bom"]) == pytest.approx(quoted["totals"]["capex_usd"])
 
 

@@ -447,3 +447,18 @@ def test_dci_optics_sheet_holds_coherent_and_gray_rows(tmp_path):
     book["dci_optics"] = [dict(rows[0], channel_ghz=None)]
     found = problems_of(write_workbook(tmp_path / "nochannel.xlsx", book))
     assert has(found, "dci_optics", "channel_ghz", "a coherent module needs its channel width", "set kind to gray")
+
+
+def test_spares_keys_default_read_shares_and_name_bad_cells(tmp_path):
+    inputs = load_inputs(write_workbook(tmp_path / "w.xlsx", tables()))
+    assert [inputs.project[k] for k in ("spares_optics_share", "spares_cables_share", "spares_switch_per")] == [
+        0.02, 0.02, 50]
+    project = {"gpus_required": 512, "node_type": "n8", "spares_optics_share": "3%", "spares_switch_per": 0}
+    inputs = load_inputs(write_workbook(tmp_path / "s.xlsx", tables(project=project)))
+    assert (inputs.project["spares_optics_share"], inputs.project["spares_switch_per"]) == (0.03, 0)
+    project = {"gpus_required": 512, "node_type": "n8", "spares_optics_share": 2, "spares_switch_per": -1,
+               "spares_cables_share": "some"}
+    found = problems_of(write_workbook(tmp_path / "bad.xlsx", tables(project=project)))
+    assert has(found, "project!B4 spares_optics_share: must be a number >= 0 and <= 1, got 2")
+    assert has(found, "project!B5 spares_cables_share:", "got 'some'")  # the writer keeps the schema's order
+    assert has(found, "project!B6 spares_switch_per: must be a whole number >= 0 and <= 100,000, got -1")

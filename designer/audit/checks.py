@@ -106,10 +106,24 @@ def check_choice(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def cages_used(graph, n: str, cat) -> int:
+    """Cages switch n needs: the cage of its last down link and of its last up link (Catalog.port), i.e.
+    ceil(lanes used / lanes a cage) over its down links, its up links after the declared down ports."""
+    links: dict[bool, list] = {False: [0, 0], True: [0, 0]}  # up? -> [links, gbps]
+    rank = RANK[graph.nodes[n]["role"]]
+    for m, e in graph.adj[n].items():
+        group = links[e["tier"] == "leaf_leaf" or RANK[graph.nodes[m]["role"]] > rank]
+        group[0] += e["count"]
+        group[1] = e["gbps"]
+    return max((cat.port(graph.nodes[n], up, count, gbps)[0] for up, (count, gbps) in links.items() if count),
+               default=0)
+
+
 def check_ports(entry, graph, cat, design) -> list[str]:
     """No switch uses more port bandwidth than it has (ports x speed, its port modes carry equal
-    totals), and every link runs at a speed among the switch's port modes."""
+    totals) nor more cages (cages_used), and every link runs at a speed among the switch's port modes."""
     over: dict[str, list] = defaultdict(list)
+    full: dict[str, list] = defaultdict(list)
     speeds: set = set()
     for n, d in graph.nodes(data=True):
         if d["role"] == "endpoints":
@@ -118,6 +132,9 @@ def check_ports(entry, graph, cat, design) -> list[str]:
         pool = cat.pool_gbps(d["model"])
         if used > pool + 1e-9:
             over[d["role"]].append((used - pool, n, used, pool))
+        cages = cages_used(graph, n, cat)
+        if cages > cat.cages(d["model"]):
+            full[d["role"]].append((cages - cat.cages(d["model"]), n, cages))
         for e in graph.adj[n].values():
             if e["gbps"] not in cat.speeds(d["model"]):
                 speeds.add(f"{entry['name']}: {n} ({d['model']}) runs {e['gbps']}G links but its port modes are "
@@ -127,6 +144,11 @@ def check_ports(entry, graph, cat, design) -> list[str]:
         excess, n, used, pool = max(rows)
         out.append(f"{entry['name']}: {len(rows)} {role} switch(es) use more port bandwidth than they have; worst "
                    f"{n} uses {used:,.0f} Gb/s of {pool:,.0f} ({excess:,.0f} Gb/s over)")
+    for role, rows in full.items():
+        excess, n, cages = max(rows)
+        model = graph.nodes[n]["model"]
+        out.append(f"{entry['name']}: {len(rows)} {role} switch(es) need more cages than they have; worst {n} "
+                   f"({model}) needs {cages} of {cat.cages(model)} ({excess} over)")
     return out
 
 
@@ -274,42 +296,53 @@ def check_bisection(entry, graph, cat, design) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def graph_items(graph, cat) -> tuple[Counter, Counter]:
-    """(links per tier, cable or module items per item) in the graph: a cable a link, a single-link
-    transceiver at each end of a link. A twin-port module (k links) sits in one device: ceil(link
-    ends / k) per node, leaf uplink side, aggregation uplink side and 2-tier spine (their port counts
-    follow from the design's split); in aggregate at the leaf side of NIC links and the upper side of
-    3-tier links, whose per-switch split is a wiring choice that can pair ports to within one module."""
+def device_items(graph, cat) -> tuple[Counter, Counter]:
+    """(links per tier, cables or modules per (device, item)) in the graph; a device is a switch's name or
+    ("node", k). A cable is counted at its lower end, a single-link transceiver at each end. A twin-port module
+    (k links) sits in one device: ceil(link ends / k) per node, leaf uplink side, aggregation uplink side and
+    2-tier spine (their port counts follow from the design's split); in aggregate, ceil(ends / k) over the tier,
+    at the leaf side of NIC links and the upper side of 3-tier links, whose per-switch split is a wiring choice
+    that can pair ports to within one module: there each device holds ceil(its ends / k) when they add up to the
+    aggregate, else floor(its ends / k) and the rest is counted on ("pooled", role)."""
     links, items = Counter(), Counter()
-    ends: dict[tuple, int] = Counter()  # (tier, device or "pooled") -> link ends
-    by_tier: dict[str, str] = {}
+    ends: dict[tuple, Counter] = defaultdict(Counter)  # (tier, pooled role or None) -> device -> link ends
     three = graph.graph["fabric_tiers"] == 3
     for u, v, e in graph.edges(data=True):
-        tier = e["tier"]
+        tier, item = e["tier"], e["item"]
         links[tier] += e["count"]
-        by_tier[tier] = e["item"]
-        optic = cat.optics.get(e["item"])
-        if not optic or optic["kind"] != "transceiver" or int(optic.get("links_per_module") or 1) == 1:
-            continue
-        low, high = (u, v) if RANK[graph.nodes[u]["role"]] <= RANK[graph.nodes[v]["role"]] else (v, u)
-        if graph.nodes[low]["role"] == "endpoints":
-            for node, _ in members(graph, low, graph.graph["rails"]):
-                ends[tier, ("node", node)] += 1
-        else:
-            ends[tier, low] += e["count"]
-        pooled = tier == "node_leaf" or (three and tier != "leaf_leaf")
-        ends[tier, "pooled" if pooled else high] += e["count"]
-    for tier, item in by_tier.items():
         optic = cat.optics.get(item)
         if optic is None:
             continue
+        low, high = (u, v) if RANK[graph.nodes[u]["role"]] <= RANK[graph.nodes[v]["role"]] else (v, u)
+        lows = (Counter(("node", n) for n, _ in members(graph, low, graph.graph["rails"]))
+                if graph.nodes[low]["role"] == "endpoints" else Counter({low: e["count"]}))
         lpm = int(optic.get("links_per_module") or 1)
         if optic["kind"] in ("dac", "aoc"):
-            items[item] += links[tier]
+            items.update({(d, item): n for d, n in lows.items()})
         elif lpm == 1:
-            items[item] += 2 * links[tier]
+            items.update({(d, item): n for d, n in lows.items()})
+            items[high, item] += e["count"]
         else:
-            items[item] += sum(-(-n // lpm) for (t, _), n in ends.items() if t == tier)
+            ends[tier, item, None].update(lows)
+            pooled = tier == "node_leaf" or (three and tier != "leaf_leaf")
+            ends[tier, item, graph.nodes[high]["role"] if pooled else None][high] += e["count"]
+    for (tier, item, pool), at in ends.items():
+        lpm = int(cat.optics[item].get("links_per_module") or 1)
+        each = {d: -(-n // lpm) for d, n in at.items()}
+        total = -(-sum(at.values()) // lpm)
+        if pool is not None and sum(each.values()) > total:
+            each = {d: n // lpm for d, n in at.items()}
+            items["pooled", pool, item] += total - sum(each.values())
+        items.update({(d, item): n for d, n in each.items()})
+    return links, items
+
+
+def graph_items(graph, cat) -> tuple[Counter, Counter]:
+    """(links per tier, cables or modules per item) in the graph (device_items summed over devices)."""
+    links, at = device_items(graph, cat)
+    items = Counter()
+    for key, n in at.items():
+        items[key[-1]] += n
     return links, items
 
 
@@ -598,7 +631,8 @@ def catalog_unit(line: dict, cat) -> tuple[float, float]:
 def check_money(design, cat) -> list[str]:
     """Each BOM line: catalog price and power, extended = quantity x price; site fixed cost and
     facility power lines per the sites table; the BOM total is totals.capex_usd and each site's
-    capex; objective = capex + energy over horizon_years; total cost within budget_usd."""
+    capex; objective = capex + energy over horizon_years; total cost within budget_usd. Spares are not in the
+    BOM: their own total beside capex (check_spares)."""
     out, p = [], cat.project
     site_rows = cat.sites
     capex_by_site: Counter = Counter()
@@ -656,6 +690,58 @@ def line_plan(cat, band: str) -> dict[str, list[dict]]:
                 plan.setdefault(role, []).append(min(rows, key=lambda r: (float(r["price_usd"]),
                                                                           float(r["noise_figure_db"]), str(r["name"]))))
     return plan
+
+
+def spared_as(line: dict, cat) -> str | None:
+    """What a BOM line's spares follow: ``switch`` (per site and model), ``module`` or ``cable`` (per line)."""
+    category, item = line["category"], line["item"]
+    if category in ("switches", "dci_routers"):
+        return "switch"
+    if category in ("coherent", "dci_optics"):
+        return "module"
+    if category in ("optics", "dci_attachment"):
+        return {"transceiver": "module"}.get(cat.optics.get(item, {}).get("kind"), "cable")
+    nets = [n for n in cat.support_networks.values() if n["category"] == category]
+    if any(n["switch_model"] == item for n in nets):
+        return "switch"
+    kinds = [n.get("link_kind") or "cable" for n in nets if n["link_item"] == item]
+    return ("module" if kinds[0] == "transceiver" else "cable") if kinds else None
+
+
+def check_spares(design, cat) -> list[str]:
+    """Spares: ceil(spares_optics_share x quantity) of each transceiver or DCI module line, ceil(spares_cables_share
+    x quantity) of each cable line, ceil(switches / spares_switch_per) per site and switch model, each at the
+    catalog price with extended = quantity x price; totals.spares_usd is their sum, capex_with_spares_usd =
+    capex + spares."""
+    p = cat.project
+    share = {"module": float(p.get("spares_optics_share") or 0), "cable": float(p.get("spares_cables_share") or 0)}
+    per = int(p.get("spares_switch_per") or 0)
+    want, switches = Counter(), Counter()
+    for line in design["bom"]:
+        kind = spared_as(line, cat)
+        if kind == "switch":
+            switches[line["site"], line["item"]] += line["quantity"]
+        elif kind:
+            want[line["site"], line["item"]] += math.ceil(share[kind] * line["quantity"] - 1e-9)
+    for key, n in switches.items():
+        want[key] += -(-int(n) // per) if per else 0
+    out, got, usd = [], Counter(), 0.0
+    for line in design.get("spares", []):
+        got[line["site"], line["item"]] += line["quantity"]
+        usd += line["extended_usd"]
+        price = catalog_unit({**line, "category": line["spare_of"]}, cat)[0]
+        if off(line["unit_price_usd"], price) or off(line["extended_usd"], line["quantity"] * price):
+            out.append(f"spares {line['site']} / {line['item']}: {line['quantity']:g} x ${line['unit_price_usd']:,.2f} "
+                       f"= ${line['extended_usd']:,.2f}, the catalog price is ${price:,.2f}")
+    out += [f"spares {site} / {item}: {got[site, item]:g}, the spares rules give {want[site, item]:g}"
+            for site, item in sorted(set(got) | set(+want)) if off(got[site, item], want[site, item])]
+    totals = design["totals"]
+    if off(totals.get("spares_usd", 0.0), usd):
+        out.append(f"totals.spares_usd ${totals.get('spares_usd', 0.0):,.2f}, the spares lines add up to ${usd:,.2f}")
+    if off(totals.get("capex_with_spares_usd", totals["capex_usd"]), totals["capex_usd"] + usd):
+        out.append(f"totals.capex_with_spares_usd ${totals['capex_with_spares_usd']:,.2f} is not capex + spares "
+                   f"${totals['capex_usd'] + usd:,.2f}")
+    return out
 
 
 def check_links(design, cat) -> list[str]:
@@ -831,7 +917,7 @@ def check_intersite(design, cat) -> list[str]:
     return out
 
 
-DESIGN_CHECKS = (check_demand, check_money, check_links, check_intersite)
+DESIGN_CHECKS = (check_demand, check_money, check_spares, check_links, check_intersite)
 
 
 # --------------------------------------------------------------------------------------------

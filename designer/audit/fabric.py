@@ -1,10 +1,10 @@
 """The concrete fabric of a design, rebuilt from design.json alone (nothing from models/).
 
 A site's scale-out fabric is a networkx Graph. Nodes are switches (``role`` leaf | spine | core,
-``model``, ``ports`` in use, ``site``, ``plane``, ``network``) and, per leaf, one node for the NICs
-on it (``role`` endpoints, ``ports`` = NICs), so a 100k-GPU fabric stays a few thousand nodes. One
-edge holds every link between two nodes (``count``, ``gbps``, ``tier``, ``item``, ``kind``,
-``length_m``). The wiring is derived here from the design's tier counts and port splits:
+``model``, ``ports`` in use, ``down_ports`` and ``down_gbps`` declared, ``site``, ``plane``, ``network``)
+and, per leaf, one node for the NICs on it (``role`` endpoints, ``ports`` = NICs), so a 100k-GPU fabric
+stays a few thousand nodes. One edge holds every link between two nodes (``count``, ``gbps``, ``tier``,
+``item``, ``kind``, ``length_m``). The wiring is derived here from the design's tier counts and port splits:
 
 - networks: ``planes`` identical fabrics, and one per rail as well for rail_only; a tier's count
   is split evenly over them (a remainder goes to the first ones and is reported);
@@ -17,7 +17,9 @@ edge holds every link between two nodes (``count``, ``gbps``, ``tier``, ``item``
 - 3-tier: pods of d2 leaves under u1 aggregation switches (Al-Fares); leaves left over form
   smaller pods whose aggregation count divides u1; aggregation switches stripe over the cores;
 - leaf_mesh: u1 // (L - 1) links between every pair of the L leaves, the remaining ports spread
-  evenly (designer.fabric.mesh_pairs).
+  evenly (designer.fabric.mesh_pairs);
+- ports: a switch's cages are its ports at its fastest speed, a slower link a lane of one (``Catalog.port``:
+  an 800G cage holds 2 x 400G links); mesh links take up ports.
 
 Problems met while wiring (NICs with no leaf port, a pod with no aggregation switch, a count
 that does not split over the networks) are sentences in ``graph.graph["problems"]``.
@@ -32,7 +34,7 @@ from collections import Counter
 
 import networkx as nx
 
-from designer.inputs.catalog import port_modes
+from designer.inputs.catalog import cages, lanes, port_modes
 
 SWITCH_ROLES = ("leaf", "spine", "core")
 
@@ -56,6 +58,25 @@ class Catalog:
 
     def speeds(self, model: str) -> set[int]:
         return set(self.modes[model])
+
+    def cages(self, model: str) -> int:
+        return cages(self.modes[model])
+
+    def lanes(self, model: str, gbps: int) -> int:
+        return lanes(self.modes[model], gbps)
+
+    def port(self, switch: dict, up: bool, k: int, gbps: int) -> tuple[int, int, int]:
+        """(cage, lane, lanes a cage) of a switch's k-th (from 1) down or up link at ``gbps``. Down links fill
+        cages from the first, a lane at a time; up links follow the declared down ports (``down_ports`` at
+        ``down_gbps``): in the same cages' lanes at the same speed, else from the next free cage."""
+        model, down, down_gbps = switch["model"], int(switch["down_ports"]), int(switch["down_gbps"] or gbps)
+        per_cage = self.lanes(model, gbps)
+        offset, slot = 0, k
+        if up and gbps == down_gbps:
+            slot += down
+        elif up:
+            offset = -(-down // self.lanes(model, down_gbps))
+        return offset + -(-slot // per_cage), (slot - 1) % per_cage + 1, per_cage
 
 
 def device_prefix(site: str) -> str:
@@ -122,7 +143,8 @@ class Wiring:
 
     def add_switch(self, name: str, role: str, k: int, plane: int, **extra) -> str:
         self.g.add_node(name, role=role, model=str(self.rows[role]["model"]), site=self.site, plane=plane + 1,
-                        network=k, ports=0, down_ports=int(self.rows[role].get("down_ports") or 0), **extra)
+                        network=k, ports=0, down_ports=int(self.rows[role].get("down_ports") or 0),
+                        down_gbps=int(self.rows[role].get("down_gbps") or 0), **extra)
         return name
 
     def link(self, a: str, b: str, tier: str, gbps: int, count: int = 1) -> None:

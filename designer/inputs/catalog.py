@@ -40,6 +40,17 @@ def port_modes(text: str) -> dict[int, int]:
     return modes
 
 
+def cages(modes: dict[int, int]) -> int:
+    """A switch's physical cages: its ports at the fastest speed (64 for ``64x800,128x400``)."""
+    return modes[max(modes)]
+
+
+def lanes(modes: dict[int, int], gbps: int) -> int:
+    """Links at ``gbps`` one cage carries: its ports at that speed over its cages (2 x 400G in an 800G cage);
+    1 at a speed it does not run."""
+    return max(1, modes.get(gbps, 0) // cages(modes))
+
+
 def port_modes_text(modes: dict[int, int]) -> str:
     """``{800: 64, 400: 128}`` back to ``"64x800,128x400"``."""
     return ",".join(f"{ports}x{gbps}" for gbps, ports in modes.items())

@@ -179,6 +179,16 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
               "m", example=60),
     _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
        "node (the support_networks sheet) into the design", default=True, example=True),
+    # Spares are sized after the solve and added to capex as their own total (README, Spares): 2% of the modules
+    # and cables is the middle of the 1-3% sparing common for optics in large fabrics [E]; one switch per 50 of a
+    # model at a site is ~2% too and, rounded up, at least one spare of every model a site runs [E]
+    _f("spares_optics_share", "float", "spare transceivers and DCI modules, as a share of each BOM line's quantity "
+       "(rounded up per line; sized after the solve, added to capex with spares)", "", default=0.02, ge=0, le=1,
+       example=0.02, notation="share"),
+    _f("spares_cables_share", "float", "spare DAC, AOC and patch cables, as a share of each BOM line's quantity "
+       "(rounded up per line)", "", default=0.02, ge=0, le=1, example=0.02, notation="share"),
+    _f("spares_switch_per", "int", "one spare switch per this many switches of a model at a site, rounded up "
+       "(0: no spare switches)", "", default=50, ge=0, example=50),
     _f("catalog", "enum", "replace: a catalog sheet in the workbook replaces the default table; extend: "
        "its rows are added to the default table, a row of the same name overriding the default one",
        default="replace", allowed=CATALOG_MODES),
@@ -325,6 +335,8 @@ SUPPORT = Sheet("support_networks", "table", "The cluster's other networks, size
        allowed=("cable", "transceiver")),
     _cost("link_price_usd", "price of one cable or module", required=True, example=10),
     _cost("link_power_w", "power of one cable or module", "W", required=True, example=0),
+    *(replace(f, name=f"{part}_{f.name}", description=f.description.replace(" (", f" of the {part} (", 1))
+      for part in ("switch", "link") for f in _QUOTE),
     _SOURCE,
 ), catalog=True, key="name")
 
@@ -372,6 +384,7 @@ UPPER: dict[tuple[str, str], float] = {
     ("project", "buffer_bdp_factor"): 100,  # buffers are sized at 1-2 BDP
     ("project", "min_sites"): 1_000, ("project", "max_sites"): 1_000,  # a continent of sites
     ("project", "horizon_years"): 50,  # longer than any facility's life
+    ("project", "spares_switch_per"): 100_000,  # one spare for a hundred thousand switches is none
     ("project", "cable_m_node_leaf"): 10_000, ("project", "cable_m_leaf_spine"): 10_000,
     ("project", "cable_m_spine_core"): 10_000,  # 10 km: the largest campus
     ("project", "cable_m_dci_attach"): 10_000,

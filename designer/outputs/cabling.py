@@ -1,12 +1,17 @@
 """Cabling plan (cabling.csv) and switch-level graph (fabric.graphml) of a design.
 
 cabling.csv has one row per link, port to port, in the graph order of designer.audit.fabric: a node's
-NIC k is port ``p<k>``; a switch numbers its down ports from p1 and its up ports after its down
-ports (a leaf with 32 down ports has uplinks from p33); mesh links use up ports. Inter-site links (one
-a coherent wavelength or a gray link) join DCI routers, spread over a site's routers in turn. ``links`` is 1
-on every row unless the plan would exceed GROUP_ABOVE rows: then the NICs on one leaf share one row
-(device ``<leaf>-nodes``, port range ``p1-p32`` on the leaf, ``links`` = NICs), which keeps a
-multi-million-NIC plan a few hundred thousand rows.
+NIC k is port ``p<k>``; a switch port is a physical cage, ``p<cage>`` when the link takes the whole cage and
+``p<cage>/<lane>`` when it is a lane of one (``Catalog.port``: an 800G cage of a ``64x800,128x400`` switch
+holds two 400G links, ``p1/1`` and ``p1/2``). A switch fills its cages with down links from p1 and its up
+links after its declared down ports (a leaf with 32 down ports of whole cages has uplinks from p33); mesh
+links use up ports. ``cage_share`` and ``peer_cage_share`` say what serves a shared cage at each switch end:
+``2-port module`` (a twin-port transceiver, one module a cage), ``1:2 splitter cable`` (a DAC or AOC) or, for a
+module carrying fewer links than the cage has lanes, ``1:4 breakout, 1 link(s) a module``; else ``whole cage``
+(blank at a NIC). Inter-site links (one a coherent wavelength or a gray link) join DCI routers,
+spread over a site's routers in turn, a module a cage. ``links`` is 1 on every row unless the plan would
+exceed GROUP_ABOVE rows: then the NICs on one leaf share one row (device ``<leaf>-nodes``, port range
+``p1/1-p16/2`` on the leaf, ``links`` = NICs), which keeps a multi-million-NIC plan a few hundred thousand rows.
 
 ``rack``/``peer_rack`` place each end on the site's floor as models.layout lays it out: node k (from 0) in
 rack k // nodes_per_rack, numbered along rows of racks_per_row (``<site>-r03-07``: row 3, rack 7); a rail
@@ -25,6 +30,7 @@ from pathlib import Path
 import networkx as nx
 
 from designer.audit.fabric import (
+    Catalog,
     build_intersite_graph,
     build_site_graph,
     device_prefix,
@@ -33,8 +39,8 @@ from designer.audit.fabric import (
 from designer.audit.flows import RANK
 from designer.outputs.export import csv_text
 
-COLUMNS = ["site", "device", "port", "peer_device", "peer_port", "speed_gbps", "item", "kind", "length_m",
-           "length_class", "links", "rack", "peer_rack", "cable_id"]
+COLUMNS = ["site", "device", "port", "cage_share", "peer_device", "peer_port", "peer_cage_share", "speed_gbps",
+           "item", "kind", "length_m", "length_class", "links", "rack", "peer_rack", "cable_id"]
 LINKS = COLUMNS.index("links")
 RAIL = ("rail_optimized", "rail_only")  # topologies whose leaves serve one NIC of each node (a rail)
 GROUP_ABOVE = 2_000_000
@@ -108,15 +114,23 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     width = max(4, len(str(entry["nodes"])))
     prefix = device_prefix(site)
     floor = Floor(graph, entry)
-    next_port = defaultdict(int)
+    cat = Catalog(solution.get("inputs") or {})
+    taken = defaultdict(int)
     cables = iter(range(1, 1 << 62))
 
-    def port(switch: str, up: bool) -> str:
-        key = (switch, up)
-        if key not in next_port:
-            next_port[key] = graph.nodes[switch]["down_ports"] if up else 0
-        next_port[key] += 1
-        return f"p{next_port[key]}"
+    def port(switch: str, up: bool, e: dict) -> str:
+        taken[switch, up] += 1
+        cage, lane, lanes = cat.port(graph.nodes[switch], up, taken[switch, up], e["gbps"])
+        return f"p{cage}" if lanes == 1 else f"p{cage}/{lane}"
+
+    def share(switch: str, e: dict) -> str:
+        lanes = cat.lanes(graph.nodes[switch]["model"], e["gbps"])
+        per_module = int(cat.optics.get(e["item"], {}).get("links_per_module") or 1)
+        if lanes == 1:
+            return "whole cage"
+        if e["kind"] in ("dac", "aoc"):
+            return f"1:{lanes} splitter cable"
+        return f"{lanes}-port module" if per_module == lanes else f"1:{lanes} breakout, {per_module} link(s) a module"
 
     def cable_id() -> str:
         return f"{prefix}-c{next(cables):07d}"
@@ -127,21 +141,21 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
         if graph.nodes[low]["role"] == "endpoints":
             nodes = members(graph, low, graph.graph["rails"])
             if group:
-                first = port(high, False)
+                first = port(high, False, e)
                 for _ in range(e["count"] - 1):
-                    last = port(high, False)
+                    last = port(high, False, e)
                 racks = f"{floor.node_rack(nodes[0][0])}..{floor.node_rack(nodes[-1][0])}"
-                yield [site, low, "", high, f"{first}-{last}" if e["count"] > 1 else first, *common, e["count"],
-                       racks, floor.rack(high), cable_id()]
+                yield [site, low, "", "", high, f"{first}-{last}" if e["count"] > 1 else first, share(high, e),
+                       *common, e["count"], racks, floor.rack(high), cable_id()]
                 continue
             for node, nic in nodes:
-                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", high, port(high, False), *common, 1,
-                       floor.node_rack(node), floor.rack(high), cable_id()]
+                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", "", high, port(high, False, e),
+                       share(high, e), *common, 1, floor.node_rack(node), floor.rack(high), cable_id()]
             continue
         mesh = e["tier"] == "leaf_leaf"
         for _ in range(e["count"]):
-            yield [site, low, port(low, True), high, port(high, mesh), *common, 1, floor.rack(low), floor.rack(high),
-                   cable_id()]
+            yield [site, low, port(low, True, e), share(low, e), high, port(high, mesh, e), share(high, e), *common, 1,
+                   floor.rack(low), floor.rack(high), cable_id()]
 
 
 def coherent_rows(solution: dict):
@@ -168,7 +182,8 @@ def coherent_rows(solution: dict):
         metres = d["distance_km"] * 1000
         for k in range(d["wavelengths"]):
             (ra, pa), (rb, pb) = port(a), port(b)
-            yield [f"{a}--{b}", ra, pa, rb, pb, int(gbps), d["coherent_model"], d["optic_kind"], metres,
+            yield [f"{a}--{b}", ra, pa, "whole cage", rb, pb, "whole cage", int(gbps), d["coherent_model"],
+                   d["optic_kind"], metres,
                    length_class(metres), 1, f"{device_prefix(a)}-net-dci", f"{device_prefix(b)}-net-dci",
                    f"{device_prefix(a)}--{device_prefix(b)}-w{k + 1:05d}"]
 

@@ -1,4 +1,5 @@
-"""Exporters over one Solution: design.json, bom.csv, design.xlsx, written atomically into a folder."""
+"""Exporters over one Solution: design.json, bom.csv, optics_per_device.csv, design.xlsx, written atomically into a
+folder."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from pathlib import Path
 import pandas as pd
 
 from designer.audit import resilience
+from designer.outputs.devices import optics_per_device
 
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
-               "total_power_w", "sku", "lead_time_weeks"]  # the last two where the catalog row gives them
+               "total_power_w", "sku", "lead_time_weeks", "spare_of", "basis"]
+OPTIONAL_COLUMNS = BOM_COLUMNS[-4:]  # where the catalog row gives them; spares lines only
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet may run as a formula (OWASP)
@@ -242,9 +245,10 @@ def write_json(solution: dict, path: Path) -> None:
 
 
 def bom_frame(solution: dict) -> pd.DataFrame:
-    """The BOM lines; the vendor-quote columns only when some catalog row gave them."""
-    frame = pd.DataFrame(solution["bom"], columns=BOM_COLUMNS)
-    return frame.drop(columns=[c for c in ("sku", "lead_time_weeks") if frame[c].isna().all()])
+    """The BOM lines, then the spares lines (category spares); the vendor-quote columns only when some catalog
+    row gave them, the spares' columns only with spares."""
+    frame = pd.DataFrame(solution["bom"] + solution.get("spares", []), columns=BOM_COLUMNS)
+    return frame.drop(columns=[c for c in OPTIONAL_COLUMNS if frame[c].isna().all()])
 
 
 def write_bom_csv(solution: dict, path: Path) -> None:
@@ -282,6 +286,7 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         "fabric": pd.DataFrame(fabric),
         "links": pd.DataFrame(solution["links"]),
         "bom": bom,
+        "optics_per_device": optics_per_device(solution),
         "power": pd.DataFrame(power),
         "cost": cost,
         "constraints": pd.DataFrame(solution.get("constraints", [])),
@@ -291,8 +296,11 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
     }
 
 
-def write_xlsx(solution: dict, path: Path) -> None:
-    write_frames_xlsx(sheets(solution), path)
+def write_xlsx(solution: dict, path: Path) -> dict[str, pd.DataFrame]:
+    """design.xlsx; returns its sheets (optics_per_device.csv is one of them)."""
+    frames = sheets(solution)
+    write_frames_xlsx(frames, path)
+    return frames
 
 
 def write_outputs(solution: dict, out_dir: Path, extra=None) -> list[Path]:
@@ -301,7 +309,8 @@ def write_outputs(solution: dict, out_dir: Path, extra=None) -> list[Path]:
     with atomic_dir(out_dir) as stage:
         write_json(solution, stage / "design.json")
         write_bom_csv(solution, stage / "bom.csv")
-        write_xlsx(solution, stage / "design.xlsx")
+        frames = write_xlsx(solution, stage / "design.xlsx")
+        write_frame_csv(frames["optics_per_device"], stage / "optics_per_device.csv")
         if extra is not None:
             extra(stage, solution)
         names = sorted(p.name for p in stage.iterdir())

@@ -28,7 +28,7 @@ def _env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)),
                       autoescape=select_autoescape(enabled_extensions=("html.j2",), default=False),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=money, pct=st.percent, num=st.number,
+    env.filters.update(money=money, pct=st.percent, num=st.number, in_use=st.in_use,
                        mw=lambda x: "n/a" if x is None else f"{x:,.2f} MW" if abs(x) >= 1 or x == 0 else f"{x:.3g} MW",
                        us=lambda x: "n/a" if x is None else f"{x:,.2f} us",
                        md=lambda x: str(x if x is not None else "").replace("|", "\\|").replace("\n", " "))
@@ -86,7 +86,8 @@ def context(solution: dict, figures: bool = True) -> dict:
         "sites": sites, "comm": comm, "constraints": st.constraint_rows(solution),
         "modes": {"enumerated": 0, "kept": 0, **(solution.get("modes") or {})},
         "modes_filtered": st.modes_filtered(solution),
-        "bom": st.bom_rows(solution), "sources": st.catalog_sources(solution, used_only=has_design),
+        "bom": st.bom_rows(solution), "spares": solution.get("spares") or [],
+        "sources": st.catalog_sources(solution, used_only=has_design),
         "prov": st.provenance(solution), "notice": PRICE_NOTICE, "figs": figs,
         "notes": solution.get("notes") or [], "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
     }

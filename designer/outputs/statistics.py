@@ -85,7 +85,19 @@ def overview(solution: dict) -> dict:
         "solve_seconds": solution.get("solve_seconds"),
         "worst_latency_us": worst_latency_us(solution),
         "max_fabric_latency_us": project.get("max_fabric_latency_us"),
+        "spares_usd": totals.get("spares_usd", 0.0),
+        "capex_with_spares_usd": totals.get("capex_with_spares_usd", totals.get("capex_usd")),
+        "lead_time": longest_lead_time(solution),
     }
+
+
+def longest_lead_time(solution: dict) -> dict | None:
+    """The longest quoted lead time of the BOM: {weeks, items (those that take it)}; None without quotes."""
+    quoted = [b for b in solution.get("bom", []) if b.get("lead_time_weeks") is not None]
+    if not quoted:
+        return None
+    weeks = max(b["lead_time_weeks"] for b in quoted)
+    return {"weeks": weeks, "items": sorted({b["item"] for b in quoted if b["lead_time_weeks"] == weeks})}
 
 
 # --- cost ----------------------------------------------------------------------------------------
@@ -178,6 +190,14 @@ def fabric_tiers(site: dict) -> list[dict]:
     """The switch tiers of a site's scale-out fabric, leaf first (DCI routers left out)."""
     tiers = [t for t in site.get("tiers", []) if t["tier"] in TIER_ORDER]
     return sorted(tiers, key=lambda t: TIER_ORDER.index(t["tier"]))
+
+
+def in_use(tier: dict, what: str) -> str:
+    """A tier's ports or cages in use: "2,048 / 4,096 (50.0%)" (blank for a tier without the figures)."""
+    used, total = tier.get(f"used_{what}"), tier.get(f"total_{what}")
+    if used is None or not total:
+        return ""
+    return f"{number(used)} / {number(total)} ({percent(used / total)})"
 
 
 def dci_tiers(site: dict) -> list[dict]:

@@ -19,6 +19,10 @@ def summary_lines(solution: dict) -> list[str]:
         f"capex {money(totals['capex_usd'])}, power {totals['power_mw']:.2f} MW, "
         f"coherent ports {totals['coherent_ports']}",
     ]
+    if totals.get("spares_usd"):
+        lines.append(f"  spares {money(totals['spares_usd'])} (sized after the optimization); capex with spares "
+                     f"{money(totals['capex_with_spares_usd'])}")
+    lines += [f"  {note}" for note in solution.get("notes", []) if note.startswith("warning:")]
     if totals.get("energy_usd"):
         lines.append(f"  energy over the horizon {money(totals['energy_usd'])}; objective {money(solution['objective_usd'])}")
     for site in solution["sites"]:

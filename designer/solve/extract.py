@@ -7,11 +7,15 @@ recomputed here from those counts and the catalog, and checked against the model
 from __future__ import annotations
 
 from collections import defaultdict
+from fractions import Fraction
 
 import pyomo.environ as pyo
 
 import designer
+from designer.formats import money
+from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
+from designer.solve.spares import spare_lines
 from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, is_gray, links_on_pairs, required_osnr, route_watts
 from models.network import (
@@ -39,13 +43,21 @@ QUOTE_COLUMNS = ("sku", "lead_time_weeks")
 
 
 def quotes(inputs) -> dict[tuple[str, str], dict]:
-    """The vendor-quote cells (sku, lead_time_weeks) of each catalog item that has any, by (category, item)."""
+    """The vendor-quote cells (sku, lead_time_weeks) of each catalog item that has any, by (category, item); a
+    support network's switch and link give theirs as switch_sku, link_sku, ..."""
     out = {}
+
+    def add(category, item, row, prefix=""):
+        given = {c: v for c in QUOTE_COLUMNS if (v := plain(row.get(prefix + c))) is not None}
+        if given:
+            out[category, str(item)] = given
+
     for category, table in QUOTED.items():
         for item, row in getattr(inputs, table).iterrows():
-            given = {c: v for c in QUOTE_COLUMNS if (v := plain(row.get(c))) is not None}
-            if given:
-                out[category, str(item)] = given
+            add(category, item, row)
+    for _, row in inputs.support_networks.iterrows():
+        for part, item in (("switch", "switch_model"), ("link", "link_item")):
+            add(row["category"], row[item], row, f"{part}_")
     return out
 
 
@@ -182,6 +194,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     if abs(capex - model_capex) > 1e-6 * max(1.0, abs(model_capex)) + 1e-3:
         raise RuntimeError(f"bill of materials ${capex:,.2f} differs from the model's capex ${model_capex:,.2f}")
     energy = sum(e.get("energy_usd", 0.0) for e in sites_out)
+    spares = spare_lines(rows, inputs)
+    spares_usd = sum(r["extended_usd"] for r in spares)
     open_sites = [e for e in sites_out if e["open"]]
     solution = {
         "schema_version": SCHEMA_VERSION,
@@ -196,10 +210,12 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             "capex_usd": capex, "power_mw": sum(e["power_mw"] for e in sites_out),
             "coherent_ports": sum(link["coherent_ports"] for link in links_out), "energy_usd": energy,
             "sites_open": len(open_sites), "route_power_mw": sum(link["route_power_w"] for link in links_out) / 1e6,
+            "spares_usd": spares_usd, "capex_with_spares_usd": capex + spares_usd,
         },
         "sites": sites_out,
         "links": links_out,
         "bom": rows,
+        "spares": spares,
         "modes": data.modeset.summary(),
         "workload": workload_estimate(data, open_sites, links_out),
         "solver": {
@@ -210,9 +226,21 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         },
     }
     solution["constraints"] = constraint_table(solution, inputs)
-    solution["notes"] = list(data.inter.notes)
+    solution["notes"] = list(data.inter.notes) + spares_over_budget(solution, project.get("budget_usd"))
     solution["inputs"] = inputs_echo(inputs)
     return solution
+
+
+def spares_over_budget(solution: dict, budget) -> list[str]:
+    """A warning when capex with spares plus energy is above budget_usd (spares are sized after the solve)."""
+    totals = solution["totals"]
+    total = totals["capex_with_spares_usd"] + totals["energy_usd"]
+    if budget is None or total <= float(budget) * (1 + 1e-9):
+        return []
+    return [f"warning: capex with spares {money(totals['capex_with_spares_usd'])} plus energy "
+            f"{money(totals['energy_usd'])} is above budget_usd {money(float(budget))} by "
+            f"{money(total - float(budget))}: the spares ({money(totals['spares_usd'])}) are sized after the "
+            "optimization, which kept the design itself within the budget"]
 
 
 def site_fabric(model, data, s, i, bom: Bom) -> dict:
@@ -305,17 +333,25 @@ def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
 
 
 def port_use(tiers: list[dict], fabric_links: list[dict], sw) -> None:
-    """Each switch tier's bandwidth in use (the links on its ports, both ends of a mesh link on leaves) against
-    what its switches have (count x the switch's total: ports x speed of any of its port modes)."""
+    """Each switch tier's links against what its switches have: bandwidth (the links on its ports, both ends of a
+    mesh link on leaves; capacity = count x the switch's total at any of its port modes), ports (link ends; total =
+    count x ports at the tier's port speed) and cages (a switch's ports at its fastest speed, a slower link a lane
+    of one: ceil(sum of ends / lanes a cage at their speed) against count x cages)."""
     ends = {"node_leaf": ("leaf",), "leaf_leaf": ("leaf", "leaf"), "leaf_spine": ("leaf", "spine"),
             "spine_core": ("spine", "core")}
-    used: dict[str, float] = {}
+    used: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))  # tier -> gbps -> link ends
     for lk in fabric_links:
         for role in ends[lk["tier"]]:
-            used[role] = used.get(role, 0.0) + lk["count"] * lk["gbps"]
+            used[role][lk["gbps"]] += lk["count"]
     for t in tiers:
+        modes = sw.loc[t["model"], "port_modes"]
+        mine = used.get(t["tier"], {})
         t["capacity_gbps"] = float(t["count"] * pool_gbps(sw.loc[t["model"]]))
-        t["used_gbps"] = used.get(t["tier"], 0.0)
+        t["used_gbps"] = float(sum(g * n for g, n in mine.items()))
+        t["total_ports"] = t["count"] * modes.get(t["port_gbps"], cages(modes))
+        t["used_ports"] = sum(mine.values())
+        t["total_cages"] = t["count"] * cages(modes)
+        t["used_cages"] = -(-sum(Fraction(n, lanes(modes, g)) for g, n in mine.items()) // 1)
 
 
 def site_layout_echo(data, s: str, mode, nodes: int) -> dict:
