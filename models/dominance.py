@@ -8,10 +8,15 @@ the same design using A, so B can be dropped without changing the optimum. Count
 least the model's sizing rules allow (models.network docstrings), computed here in bulk with numpy.
 
 Where sites have routes, a fabric's leaves serve the DCI routers' attachments too (models.network
-define_dci_attachment): its switches are sized for e = nodes + attachments while its node links follow the
-nodes alone. A then dominates B only with the same attachment cables (or B has none), switches no costlier
-or hotter at every endpoint count e and node links no costlier or hotter at every node count, both up to the
-site's node limit plus the most attachments its routes can need (the caller's ``site_limits``).
+define_dci_attachment): its switches (and the links above the leaves) are sized for e = n + v endpoints, n nodes
+and v <= V attachments, while its node links follow the n nodes alone: cost(n, e) = S(e) + L(n). A then
+dominates B only with the same attachment cables (or B has none) and cost_A(n, e) <= cost_B(n, e) (and power) for
+every e up to B's limit and every n in [max(1, e - V), e]:
+
+    S_A(e) - S_B(e) <= min_{e - V <= n <= e} (L_B(n) - L_A(n))
+
+(the window minimum depends only on the two modes' node-link cables: computed once per pair). The caller's
+``site_limits`` are the endpoint limits (nodes plus the most attachments); V is ``window``.
 """
 
 from __future__ import annotations
@@ -114,17 +119,33 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     return cost, power
 
 
+def window_min(values: np.ndarray, width: int) -> np.ndarray:
+    """out[e] = min(values[max(0, e - width)..e]) (a monotonic queue: linear time)."""
+    out = np.empty_like(values)
+    queue: list[int] = []
+    head = 0
+    for e, v in enumerate(values.tolist()):
+        while len(queue) > head and values[queue[-1]] >= v:
+            queue.pop()
+        queue.append(e)
+        if queue[head] < e - width:
+            head += 1
+        out[e] = values[queue[head]]
+    return out
+
+
 def prune(modes: list[Mode], inputs, site_limits: dict[str, int], criteria: np.ndarray | None = None,
-          attached: bool = False) -> tuple[list[Mode], dict]:
+          window: int = 0) -> tuple[list[Mode], dict]:
     """Modes not dominated by another; ``{dropped id: dominating id}``. A mode dominates another only where
     it applies at every site the other does; ``site_limits`` bounds the endpoint counts each site can hold;
     ``criteria`` (modes x k, lower is better) are the further figures a dominating mode must not exceed;
-    ``attached``: DCI routers attach to the leaves (the module docstring's rule)."""
+    ``window``: V, the most DCI attachments a site's leaves may hold besides its nodes (the module docstring's
+    rule; 0: none)."""
     if len(modes) < 2:
         return list(modes), {}
     crit = np.zeros((len(modes), 0)) if criteria is None else np.asarray(criteria, dtype=float)
     modes, crit, dropped = _same_fabric(modes, crit)
-    kept, more = _pairwise(modes, crit, inputs, site_limits, attached)
+    kept, more = _pairwise(modes, crit, inputs, site_limits, window)
     return kept, {**dropped, **more}
 
 
@@ -148,7 +169,7 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray):
     return [m for m, k in zip(modes, keep) if k], crit[keep], dropped
 
 
-def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str, int], attached: bool):
+def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str, int], window: int):
     """Dominance between fabrics, screened on sampled node counts, then checked at every count."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
@@ -163,21 +184,47 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     sample = np.unique(np.linspace(1, top, min(SAMPLES, top)).astype(np.int64))
     cache: dict[int, tuple[np.ndarray, ...]] = {}
     every, every_counts, sample_counts = np.arange(1, top + 1, dtype=np.int64), {}, {}
-    parts = ("switches", "nodes") if attached else ("all",)
     ids: dict = {(): 0}  # an id per set of attachment cables; 0: none
-    attach = np.array([ids.setdefault(mode.attach, len(ids)) if attached else 0 for mode in modes])
+    attach = np.array([ids.setdefault(mode.attach, len(ids)) if window else 0 for mode in modes])
+    node_links: dict = {}  # node-link cable -> (cost, power) of the node links of n = 1..top nodes
+    gaps: dict = {}  # (cable of A, cable of B) -> window minima of B's node links less A's (cost, power)
 
-    def full(i: int) -> tuple[np.ndarray, ...]:
-        """Cost and power of mode i for n = 1..top (infinite beyond what it can hold), per part."""
+    def full(i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Cost and power of mode i for n = 1..top (infinite beyond what it can hold): everything, or its
+        switches and upper links alone where attachments share the leaves."""
         if i not in cache:
-            out = []
-            for part in parts:
-                cost, power = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts, part)
-                cost[limits[i]:] = np.inf
-                power[limits[i]:] = np.inf
-                out += [cost, power]
-            cache[i] = tuple(out)
+            cost, power = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts,
+                                     "switches" if window else "all")
+            cost[limits[i]:] = np.inf
+            power[limits[i]:] = np.inf
+            cache[i] = (cost, power)
         return cache[i]
+
+    def links_of(i: int) -> tuple[np.ndarray, np.ndarray]:
+        key = modes[i].cables[0]
+        if key not in node_links:
+            node_links[key] = cost_power(modes[i], every, sw, nics, rails, mults[i], None, "nodes")
+        return node_links[key]
+
+    def gap(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """Window minima over n in [e - V, e] of L_B(n) - L_A(n), cost and power (zero for one cable)."""
+        key = (modes[a].cables[0], modes[b].cables[0])
+        if key not in gaps:
+            (ca, pa), (cb, pb) = links_of(a), links_of(b)
+            gaps[key] = (window_min(cb - ca, window), window_min(pb - pa, window))
+        return gaps[key]
+
+    def beats(a: int, b: int, lim: int) -> tuple[bool, bool]:
+        """(A dominates B at every count up to lim, and the two are the same there)."""
+        (cost_a, power_a), (cost_b, power_b) = full(a), full(b)
+        if not window:
+            return (bool(np.all(cost_a[:lim] <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim])),
+                    np.array_equal(cost_a[:lim], cost_b[:lim]) and np.array_equal(power_a[:lim], power_b[:lim]))
+        slack_cost, slack_power = gap(a, b)
+        ok = bool(np.all(cost_a[:lim] - cost_b[:lim] <= slack_cost[:lim] + 1e-9)
+                  and np.all(power_a[:lim] - power_b[:lim] <= slack_power[:lim] + 1e-9))
+        return ok, (ok and modes[a].cables[0] == modes[b].cables[0] and np.array_equal(cost_a[:lim], cost_b[:lim])
+                    and np.array_equal(power_a[:lim], power_b[:lim]))
 
     s_cost = np.empty((len(modes), len(sample)))
     s_power = np.empty((len(modes), len(sample)))
@@ -203,12 +250,10 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
                     & np.all(s_power[cand] <= s_power[b], axis=1) & np.all(crit[cand] <= crit[b] + 1e-12, axis=1)]
         if not cand.size:
             return None
-        fb = full(b)
         for a in cand:
-            fa = full(a)
-            if all(np.all(x[:lim] <= y[:lim]) for x, y in zip(fa, fb)):
-                same = (all(np.array_equal(x[:lim], y[:lim]) for x, y in zip(fa, fb))
-                        and np.array_equal(crit[a], crit[b]) and limits[a] == lim)
+            ok, equal = beats(int(a), b, lim)
+            if ok:
+                same = equal and np.array_equal(crit[a], crit[b]) and limits[a] == lim
                 if same and a > b:
                     continue  # identical: keep the first
                 return int(a)

@@ -59,6 +59,24 @@ class ModelData:
         most = sum(self.route_most_gbps(r) for r in self.inter.routes if s in (r.a, r.b))
         return math.ceil(most / nic_gbps_per_node(self) - 1e-9)
 
+    def usd_per_it_watt(self, s: str) -> float:
+        """What one watt of IT load at site s costs: facility power capex and energy over the horizon, x PUE."""
+        row = self.inputs.sites.loc[s]
+        years = float(self.inputs.project.get("horizon_years") or 0)
+        return float(row["pue"]) / 1e6 * (float(row["power_cost_usd_per_mw"])
+                                          + years * HOURS_PER_YEAR * float(row["energy_usd_per_mwh"]))
+
+    def attach_options(self, s: str, i: int) -> list[int]:
+        """The attachment cables of mode i worth offering at site s: an option is left out when another costs no
+        more at the site (price + power at its $ per watt) and draws no more power (so a power cap is no reason)."""
+        nics = int(self.node["nics_per_node"])
+        rate = self.usd_per_it_watt(s)
+        figures = [(c.items_per_attachment(nics) * (c.unit_price + rate * c.unit_power_w),
+                    c.items_per_attachment(nics) * c.unit_power_w) for c in self.modes[i].attach]
+        return [a for a, (cost, watts) in enumerate(figures)
+                if not any((c2, w2) < (cost, watts) or ((c2, w2) == (cost, watts) and b < a)
+                           for b, (c2, w2) in enumerate(figures) if b != a and c2 <= cost and w2 <= watts)]
+
     def endpoint_limit(self, s: str, i: int) -> int:
         """Most endpoints (nodes and DCI attachments) the leaves of mode i at site s serve."""
         if not self.modes[i].attach:
@@ -80,6 +98,15 @@ class ModelData:
         if not self.inputs.project.get("support_networks", True):
             return []
         return list(self.inputs.support_networks.index)
+
+    @property
+    def plant(self) -> dict:
+        """The cheapest fiber_plant row of each role (jumper, trunk, panel) priced into the design; none when the
+        project switches the fiber plant off."""
+        table = self.inputs.fiber_plant
+        if not self.inputs.project.get("fiber_plant", True) or not len(table):
+            return {}
+        return {role: rows.sort_values(["price_usd"]).iloc[0] for role, rows in table.groupby("role")}
 
     @property
     def rails(self) -> int:
@@ -129,6 +156,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_rtt(m, data)
     define_workload(m, data)
     define_support(m, data)
+    define_fiber_plant(m, data)
     define_power(m, data)
     define_cost(m, data)
     define_latency(m, data)
@@ -165,7 +193,7 @@ def define_sets(m, data: ModelData) -> None:
     m.route = {r.key: r for r in routes}
     m.incident = {s: [r.key for r in routes if s in (r.a, r.b)] for s in data.sites}
     m.SMA = pyo.Set(dimen=3, initialize=[(s, i, a) for s, i in pairs if m.incident[s]
-                                         for a in range(len(data.modes[i].attach))])
+                                         for a in data.attach_options(s, i)])
     m.attach_at = {}
     for s, i, a in m.SMA:
         m.attach_at.setdefault((s, i), []).append(a)
@@ -354,8 +382,9 @@ def define_count_limits(m, data: ModelData) -> None:
     su_sm <= ceil(E_sm / d1) y_sm; leaves_sm <= ceil(n E_sm / d1) y_sm (n = 1 for rail_only, else rails),
     E_sm the most endpoints (models.network.ModelData.endpoint_limit);
     agg_sm <= ceil(u1 Lmax_sm / d2) y_sm, Lmax_sm the most leaves of E_sm endpoints;
-    core_sm <= ceil(u2 Amax_sm / P_core) y_sm; routers_sk <= R_sk open_s, R_sk the routers of model k alone
-    that carry the most capacity site s's routes can hold (ports for both sides, and the buffer)."""
+    core_sm <= ceil(u2 Amax_sm / P_core) y_sm; routers_sk <= R_sk sum_{m: leaf family = k's} y_sm (a router joins
+    only leaves of its own family: define_dci_attachment), R_sk the routers of model k alone that carry the most
+    capacity site s's routes can hold (ports for both sides, and the buffer)."""
     rails = data.rails
 
     def most_leaves(s, i):
@@ -389,7 +418,9 @@ def define_count_limits(m, data: ModelData) -> None:
         bdp = factor * sum(bdp_mb(most_gbps(r), r.rtt_ms) for r in routes)
         return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
 
-    m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(s, k) * m.open[s])
+    family = {k: sw.loc[k, "family"] for k in m.K}
+    m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(s, k) * sum(
+        m.y[s, i] for i in m.modes_at[s] if sw.loc[data.modes[i].leaf, "family"] == family[k]))
 
 
 def define_demand(m, data: ModelData) -> None:
@@ -686,6 +717,50 @@ def support_terms(m, s, what: str):
     return total
 
 
+def optical_links(m, s, in_rack: bool):
+    """Transceiver links of site s (fabric tiers and DCI attachments) within ``cable_in_rack_m`` (in_rack) or
+    longer."""
+    data = m.data
+    limit = float(data.inputs.project.get("cable_in_rack_m") or 0.0)
+    nics = int(data.node["nics_per_node"])
+    total = 0
+    for i in m.modes_at[s]:
+        mode = data.modes[i]
+        for t, links in enumerate(tier_links(m, s, i)):
+            cable = mode.cables[t]
+            if cable.kind == "transceiver" and (cable.length_m <= limit) == in_rack:
+                total += links
+        for a in m.attach_at.get((s, i), ()):
+            cable = mode.attach[a]
+            if cable.kind == "transceiver" and (cable.length_m <= limit) == in_rack:
+                total += nics * m.attach[s, i, a]
+    return total
+
+
+def define_fiber_plant(m, data: ModelData) -> None:
+    """The fiber plant of each site's optical links (catalog fiber_plant): a transceiver link within
+    cable_in_rack_m takes one jumper; a longer one a jumper at each end, a trunk and a patch-panel port at each end:
+    0 <= ports_panel x panels_s - 2 long_s <= ports_panel - 1 (panels_s integer: exactly the ceiling, so a design
+    stopped short of optimality buys no spare panel), jumpers = short_s + 2 long_s, trunks = long_s."""
+    if "panel" not in data.plant:
+        return
+    ports = int(data.plant["panel"]["ports"])
+    m.panels = pyo.Var(m.S, domain=pyo.NonNegativeIntegers)
+    m.panel_ports = pyo.Constraint(m.S, rule=lambda m, s: pyo.inequality(
+        0, ports * m.panels[s] - 2 * optical_links(m, s, False), ports - 1))
+
+
+def plant_cost(m, s):
+    """Jumpers, trunks and patch panels of site s in USD (define_fiber_plant)."""
+    plant = m.data.plant
+    if not plant:
+        return 0
+    long, short = optical_links(m, s, False), optical_links(m, s, True)
+    price = {role: float(row["price_usd"]) for role, row in plant.items()}
+    cost = price.get("jumper", 0.0) * (short + 2 * long) + price.get("trunk", 0.0) * long
+    return cost + (price["panel"] * m.panels[s] if "panel" in plant else 0)
+
+
 def site_it_watts(m, s):
     """IT power of site s in W: nodes, switches, cables/optics, DCI routers, coherent modules, the line system's
     units at its end of each lit coherent pair (booster, preamp, mux/demux), support networks, DCI attachments."""
@@ -722,7 +797,7 @@ def define_power(m, data: ModelData) -> None:
 
 def site_capex(m, s):
     """Capex of site s: nodes, fixed cost, facility power, switches, cables/optics, DCI routers,
-    coherent modules at its end of each route, support networks, DCI attachments."""
+    coherent modules at its end of each route, support networks, DCI attachments, fiber plant."""
     data = m.data
     sites = data.inputs.sites
     sw = data.inputs.switches
@@ -742,7 +817,7 @@ def site_capex(m, s):
             cost += mode.cables[t].unit_price * cable_items(m, s, i, t, links)
     cost += sum(float(sw.loc[k, "price_usd"]) * m.routers[s, k] for k in m.K)
     cost += sum(float(co.loc[c, "price_usd"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
-    return cost + support_terms(m, s, "price") + attach_terms(m, s, "price")
+    return cost + support_terms(m, s, "price") + attach_terms(m, s, "price") + plant_cost(m, s)
 
 
 def coherent_pairs(m, r):

@@ -25,9 +25,10 @@ import math
 from dataclasses import dataclass, field
 
 #: the planner's cable length per tier (the oracle takes no floor layout: books set all three) and no
-#: support networks (per-node lines the oracle does not size)
+#: support networks and fiber plant (per-node and per-link lines the oracle does not size)
 PLANNER_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150,
-                   "cable_m_dci_attach": 60, "support_networks": False}
+                   "cable_m_dci_attach": 60, "support_networks": False,
+                   "fiber_plant": False}
 #: oversubscription levels a tier's split is made at (the MILP's grid), plus the planner's limit
 LEVEL_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
 #: leaf-mesh sizes a mesh split is made for (the MILP's grid)
@@ -224,8 +225,9 @@ def fabrics(inputs, rules: Rules = Rules()) -> list[Fabric]:
     node = inputs.node_types.loc[p["node_type"]]
     g0 = int(node["nic_gbps"])
     limit = float(p["max_oversubscription"])
-    if any(p.get(key) is None for key in PLANNER_LENGTHS) or p["support_networks"]:
-        raise ValueError("the oracle sizes cables for the planner's lengths and no support networks: set "
+    if any(p.get(key) is None for key in PLANNER_LENGTHS) or p["support_networks"] or p["fiber_plant"]:
+        raise ValueError("the oracle sizes cables for the planner's lengths, no support networks and no fiber plant: "
+                         "set "
                          + ", ".join(f"{k} {v}" for k, v in PLANNER_LENGTHS.items()))
     lengths = tuple(float(p[key]) for key in list(PLANNER_LENGTHS)[:3])
     sw = inputs.switches
@@ -436,10 +438,11 @@ class Oracle:
         per_w = self._dollars_per_watt(s)
         built = []
         for f in self.fabrics:
-            joins = self.attachment(f, per_w) if attached else (0.0, 0.0)
-            if joins is not None and (z := size(self.inputs, f, n, attached)) is not None:
-                built.append(Sized(z.fabric, z.nodes, z.switches, z.links, z.cost + attached * joins[0],
-                                   z.watts + attached * joins[1]))
+            if (z := size(self.inputs, f, n, attached)) is None:
+                continue
+            for usd, watts in self.attachment(f) if attached else [(0.0, 0.0)]:
+                built.append(Sized(z.fabric, z.nodes, z.switches, z.links, z.cost + attached * usd,
+                                   z.watts + attached * watts))
         built.sort(key=lambda z: (z.cost + per_w * z.watts, z.watts, z.fabric.latency_us))
         front = []
         for z in built:
@@ -448,30 +451,28 @@ class Oracle:
         self._fronts[key] = front
         return front
 
-    def attachment(self, f: Fabric, per_w: float) -> tuple[float, float] | None:
-        """(USD, W) of one DCI attachment (a node's NIC ports on leaf ports, linked to a DCI router) on fabric f:
-        the cheapest cable at the NIC speed over cable_m_dci_attach, a cable per link, or for transceivers
-        ceil(nics / k) modules at the router and one at each leaf port; None when no DCI router of the leaf's
-        family has a port at the NIC speed."""
+    def attachment(self, f: Fabric) -> list[tuple[float, float]]:
+        """(USD, W) of one DCI attachment (a node's NIC ports on leaf ports, linked to a DCI router) on fabric f,
+        for each cable at the NIC speed over cable_m_dci_attach: a cable per link, or for transceivers ceil(nics / k)
+        modules at the router and one at each leaf port; none when no DCI router of the leaf's family has a port
+        at the NIC speed."""
         sw = self.inputs.switches
         family = sw.loc[f.leaf, "family"]
         if not any("dci" in roles_of(sw.loc[m, "roles"]) and sw.loc[m, "family"] == family
                    and f.g0 in speeds_of(sw.loc[m, "port_modes"]) for m in sw.index):
-            return None
+            return []
         nics = int(self.node["nics_per_node"])
-        best = None
+        options = []
         for k in cable_options(self.inputs, "dci_attach", f.g0, float(self.p["cable_m_dci_attach"])):
             items = nics if k.cable else -(-nics // k.per_module) + nics
-            option = (items * k.price, items * k.watts)
-            if best is None or option[0] + per_w * option[1] < best[0] + per_w * best[1]:
-                best = option
-        return best
+            options.append((items * k.price, items * k.watts))
+        return options
 
     # -- one site ---------------------------------------------------------------------------
 
     def site_options(self, s, lat_cap, dci) -> dict:
         """Node count -> (cost, detail) of the cheapest build of site s, given its inter-site
-        equipment ``dci`` = (capacity Gb/s, coherent cost, coherent W, router options) or None."""
+        equipment ``dci`` = (capacity Gb/s, coherent cost, coherent W, ((family, router options), ...)) or None."""
         key = (s, lat_cap, dci)
         if key in self._site_memo:
             return self._site_memo[key]
@@ -486,12 +487,14 @@ class Oracle:
                 continue
             if attached:
                 front = self._front(s, n, attached)
-            extras = [(0.0, 0.0, None)] if dci is None else [
-                (dci[1] + rc, dci[2] + rw, mix) for rc, rw, mix in dci[3]]
+            families = {} if dci is None else dict(dci[3])
             best = None
             for z in front:
                 if z.fabric.latency_us > lat_cap + EPS:
                     continue
+                extras = [(0.0, 0.0, None)] if dci is None else [
+                    (dci[1] + rc, dci[2] + rw, mix)
+                    for rc, rw, mix in families.get(self.inputs.switches.loc[z.fabric.leaf, "family"], ())]
                 for xc, xw, mix in extras:
                     watts = self.node_w * n + z.watts + xw
                     if pue * watts / 1e6 > cap_mw * (1 + 1e-9):
@@ -523,11 +526,11 @@ class Oracle:
 
     # -- inter-site ---------------------------------------------------------------------------
 
-    def routers(self, bw_gbps: float, buffer_mb: float, speeds: frozenset) -> tuple:
-        """DCI router mixes (cost, W, {model: count}) with port bandwidth >= bw and buffers >= buffer_mb,
-        none beaten in both cost and power. Routers must carry every coherent speed used."""
+    def routers(self, bw_gbps: float, buffer_mb: float, speeds: frozenset, family: str) -> tuple:
+        """DCI router mixes (cost, W, {model: count}) of one switch family with port bandwidth >= bw and buffers
+        >= buffer_mb, none beaten in both cost and power. Routers must carry every coherent speed used."""
         sw = self.inputs.switches
-        models = [m for m in sw.index if "dci" in roles_of(sw.loc[m, "roles"])
+        models = [m for m in sw.index if "dci" in roles_of(sw.loc[m, "roles"]) and sw.loc[m, "family"] == family
                   and speeds <= set(speeds_of(sw.loc[m, "port_modes"]))]
         pool = {m: bandwidth(sw.loc[m, "port_modes"]) for m in models}
         buf = {m: float(sw.loc[m, "buffer_mb"]) for m in models}
@@ -629,7 +632,10 @@ class Oracle:
             per_site = []
             for s in opened:
                 toward = math.ceil(cap[s] / self.node_bw - 1e-9) * self.node_bw  # the DCI attachments' ports
-                mixes = self.routers(cap[s] + toward, factor * bdp[s], frozenset(speeds[s]))
+                # routers join leaves of their own family: their mixes per family
+                mixes = tuple((family, found) for family in sorted(set(inp.switches["family"]))
+                              if (found := self.routers(cap[s] + toward, factor * bdp[s], frozenset(speeds[s]),
+                                                        family)))
                 if not mixes:
                     break
                 opts = self.site_options(s, lat_cap, (cap[s], c_cost[s], c_w[s], mixes))
@@ -813,7 +819,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                    "horizon_years": pick([0, 0, 3]), "cable_m_node_leaf": pick([2, 3]),
                    "cable_m_leaf_spine": pick([10, 50]), "cable_m_spine_core": pick([50, 150]),
                    "cable_m_dci_attach": pick([3, 3, 60]),
-                   "support_networks": False}
+                   "support_networks": False, "fiber_plant": False}
         if budget and not often(3):
             project["budget_usd"] = pick([6e5, 2e6, 4e6])
         if not often(3):

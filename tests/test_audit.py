@@ -62,8 +62,13 @@ def one_su(tmp_path_factory) -> dict:
 def two_sites(tmp_path_factory) -> dict:
     route = {"site_a": "dc1", "site_b": "dc2", "distance_km": 100, "fiber_pairs": 4,
              "fiber_cost_usd_per_pair_km": 10, "amplifier_spacing_km": 80}
-    return solved(tmp_path_factory, "two_sites", su_book(512, [site("dc1"), site("dc2")], [route],
-                                                         max_site_rtt_ms=2))
+    # the default catalog's DCI routers are Ethernet and join only Ethernet leaves: one of InfiniBand's family
+    # (test figures) joins these InfiniBand fabrics
+    book = su_book(512, [site("dc1"), site("dc2")], [route], max_site_rtt_ms=2, catalog="extend")
+    book["switches"] = [{"model": "ib-dci", "family": "infiniband", "port_modes": "64x800,128x400", "buffer_mb": 8000,
+                         "latency_ns": 3000, "power_w": 2000, "price_usd": 250000, "roles": "dci",
+                         "source": "test figures"}]
+    return solved(tmp_path_factory, "two_sites", book)
 
 
 def mutated(design: dict, change) -> dict:
@@ -309,7 +314,7 @@ def pair_beyond(d):
     (lambda d: d["links"].clear(), ["open sites are not connected over used routes: dc1 | dc2"]),
     (lambda d: d["inputs"]["project"].update(max_site_rtt_ms=0.5), ["RTT 0.980 ms over used routes is above max_site_rtt_ms"]),
     (lambda d: d["inputs"]["coherent"][2].update(reach_km=90), ["800ZR reaches 90 km, the route is 100 km"]),
-    (lambda d: [s.update(buffer_mb=100.0) for s in d["inputs"]["switches"] if "Jericho" in s["model"]],
+    (lambda d: [s.update(buffer_mb=100.0) for s in d["inputs"]["switches"] if s["model"] == "ib-dci"],
      ["dc1: DCI router buffers hold 100 MB, the bandwidth-delay product needs 1,568 MB"]),
 ])
 def test_broken_intersite_is_rejected(two_sites, change, expected):
@@ -431,7 +436,10 @@ def test_cabling_lists_every_link_port_to_port(tmp_path, two_sites):
     with open(tmp_path / "cabling.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     fabric_links = sum(lk["count"] for s in two_sites["sites"] for lk in s["fabric_links"])
-    assert len(rows) == fabric_links + two_sites["links"][0]["wavelengths"] == 2 * (256 + 256) + 16
+    attached = sum(s["dci_attachment"]["links"] for s in two_sites["sites"] if s["open"])
+    assert len(rows) == fabric_links + two_sites["links"][0]["wavelengths"] + attached
+    assert attached == sum(r["device"].split("-")[1] == "dci" and r["peer_device"].split("-")[1] == "leaf"
+                           for r in rows) > 0  # router to leaf, on a port of each
     assert {r["links"] for r in rows} == {"1"}
     ends = Counter((r["device"], r["port"]) for r in rows) + Counter((r["peer_device"], r["peer_port"]) for r in rows)
     assert max(ends.values()) == 1  # no port used twice

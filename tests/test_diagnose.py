@@ -39,7 +39,7 @@ IB = dict(name="infiniband", switch_family="infiniband", nic_latency_ns=500, eff
           jitter_rank=1, **SRC)
 ZR = dict(name="zr400", gbps=400, reach_km=120, channel_ghz=75, power_w=15, price_usd=5_000, **SRC)
 AMP = dict(name="amp", power_w=100, price_usd=10_000, **SRC)
-ROUTER = dict(model="dci8", family="ethernet", port_modes="32x400", buffer_mb=8000, latency_ns=3000, power_w=1000,
+ROUTER = dict(model="dci8", family="infiniband", port_modes="32x400", buffer_mb=8000, latency_ns=3000, power_w=1000,
               price_usd=60_000, roles="dci", **SRC)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from designer.audit.checks import audit
 from designer.errors import Infeasible
 from designer.inputs.workbook import load_catalog, load_inputs
 from designer.inputs.writer import write_workbook
@@ -40,12 +41,13 @@ SR = dict(name="sr400", gbps=400, kind="transceiver", reach_m=500, power_w=10, p
 IB = dict(name="infiniband", switch_family="infiniband", nic_latency_ns=500, efficiency=0.9, lossless=True,
           jitter_rank=1, **SRC)
 # Inter-site figures (two-site instances): a 400G coherent module with 1600 GHz channels (3 a fiber
-# pair, so fiber pairs are visibly counted), a shallow and a deep DCI router of 8 x 400G each.
+# pair, so fiber pairs are visibly counted), a shallow and a deep DCI router of 8 x 400G each, of the fabric's
+# family (a DCI router joins the fabric on leaf ports: models.network.define_dci_attachment).
 ZR = dict(name="zr400", gbps=400, reach_km=120, channel_ghz=1600, power_w=15, price_usd=5_000, **SRC)
 AMP = dict(name="amp", power_w=100, price_usd=10_000, **SRC)
-SHALLOW = dict(model="r_shallow", family="ethernet", port_modes="8x400", buffer_mb=50, latency_ns=1000,
+SHALLOW = dict(model="r_shallow", family="infiniband", port_modes="8x400", buffer_mb=50, latency_ns=1000,
                power_w=500, price_usd=20_000, roles="dci", **SRC)
-DEEP = dict(model="r_deep", family="ethernet", port_modes="8x400", buffer_mb=4000, latency_ns=3000,
+DEEP = dict(model="r_deep", family="infiniband", port_modes="8x400", buffer_mb=4000, latency_ns=3000,
             power_w=1000, price_usd=60_000, roles="dci", **SRC)
 
 
@@ -57,9 +59,10 @@ def site(name: str, **kw) -> dict:
 
 
 #: the planner's cable lengths per tier, so the hand calculations here do not follow the layout
-#: (tests/test_layout.py covers lengths from the layout), and no support networks (tests/test_support.py)
+#: (tests/test_layout.py covers lengths from the layout), no support networks (tests/test_support.py) and no
+#: fiber plant (tests/test_fiber_plant.py)
 TYPICAL_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150, "cable_m_dci_attach": 60,
-                   "support_networks": False}
+                   "support_networks": False, "fiber_plant": False}
 
 
 def tables(gpus: int, node=NODE, sites=None, routes=None, switches=(SW64,), optics=(DAC, SR), **project) -> dict:
@@ -295,15 +298,17 @@ def test_twin_port_modules_counted_per_switch(tmp_path):
 
 def two_sites(distance_km: float = 100, **project) -> dict:
     """8 nodes (64 GPUs) wanted; two sites of 0.055 MW at PUE 1.25, one route with 40 km amplifier
-    spacing, $10 a fiber pair-km, zr400 (400G, 3 channels a pair), the two DCI routers.
-    A site with 4 nodes draws (40,000 + 500 leaf + 32 DACs + 1,000 router + 4 x 15 coherent) x 1.25
-    = 51,990 W <= 55,000 W; 5 nodes draw at least (50,000 + 500 + 40) x 1.25 = 63,175 W: so both
-    sites open, 4 nodes each (a single 64-port switch each)."""
+    spacing, $10 a fiber pair-km, zr400 (400G, 3 channels a pair), the two DCI routers beside the switch
+    (cable_m_dci_attach 3 m: a DAC reaches). A site's routers join its switch by one attachment (8 x 400G =
+    3,200 Gb/s, at least its inter-site capacity): 8 more switch ports and DACs ($800, 8 W), and router ports
+    for capacity + 3,200 Gb/s. A site with 4 nodes draws (40,000 + 500 leaf + 32 + 8 DACs + 1,500 routers +
+    4 x 15 coherent) x 1.25 = 52,625 W <= 55,000 W; 5 nodes draw at least (50,000 + 500 + 40) x 1.25 = 63,175 W:
+    so both sites open, 4 nodes each (a single 64-port switch each: 32 + 8 of its ports)."""
     sites = [site(n, power_mw=0.055, pue=1.25) for n in ("a", "b")]
     route = dict(site_a="a", site_b="b", distance_km=distance_km, fiber_pairs=4, fiber_cost_usd_per_pair_km=10,
                  amplifier_spacing_km=40)
     return tables(64, sites=sites, routes=[route], switches=(SW64, SHALLOW, DEEP),
-                  topologies_allowed="leaf_mesh", **project)
+                  topologies_allowed="leaf_mesh", **{"cable_m_dci_attach": 3, **project})
 
 
 GRAY = dict(name="lr400", kind="gray", gbps=400, reach_km=5, fiber_pairs_per_link=1, power_w=10, price_usd=1_000,
@@ -313,9 +318,9 @@ GRAY = dict(name="lr400", kind="gray", gbps=400, reach_km=5, fiber_pairs_per_lin
 def test_campus_link_on_gray_optics(tmp_path):
     """2 km, amplifiers every 1 km: 4 links of 400G. Gray (a fiber pair a link, $1,000 a module): 4 pairs of the
     4, 8 modules, no amplifiers; coherent would take 2 pairs, 2 amplifiers and 8 x $5,000 modules.
-    RTT 0.0196 ms: BDP 3.92 MB, one shallow router. Site IT = 40,000 + 500 + 32 + 500 + 4 x 10 = 41,072 W,
-    x 1.25 = 51,340 W; site capex = 400,000 + 10,000 + 3,200 + 20,000 + 4,000 + 1,000 + 51,340 = $489,540;
-    route = 4 pairs x 2 km x $10 = $80; total $979,160."""
+    RTT 0.0196 ms: BDP 3.92 MB; router ports 1,600 + 3,200 Gb/s: two shallow routers. Site IT = 40,000 + 500 +
+    32 + 8 + 1,000 + 4 x 10 = 41,580 W, x 1.25 = 51,975 W; site capex = 400,000 + 10,000 + 3,200 + 800 + 40,000 +
+    4,000 + 1,000 + 51,975 = $510,975; route = 4 pairs x 2 km x $10 = $80; total $1,022,030."""
     book = two_sites(distance_km=2)
     book["routes"][0]["amplifier_spacing_km"] = 1
     book["coherent"] = [ZR, GRAY]
@@ -325,8 +330,8 @@ def test_campus_link_on_gray_optics(tmp_path):
                                  "fiber_pairs_per_link", "channels_per_pair")} == {
         "coherent_model": "lr400", "optic_kind": "gray", "wavelengths": 4, "fiber_pairs": 4, "amplifiers": 0,
         "fiber_pairs_per_link": 1, "channels_per_pair": None}
-    assert sol["objective_usd"] == pytest.approx(979_160, abs=1e-6)
-    assert all(s["capex_usd"] == pytest.approx(489_540, abs=1e-6) for s in opened(sol).values())
+    assert sol["objective_usd"] == pytest.approx(1_022_030, abs=1e-6)
+    assert all(s["capex_usd"] == pytest.approx(510_975, abs=1e-6) for s in opened(sol).values())
     assert not [line for line in sol["bom"] if line["category"] == "amplifiers"]
     assert bom_lines(sol)["a", "dci_optics", "lr400"][:2] == (4, 4_000)  # gray modules: their own BOM category
     # with 3 fiber pairs the 4 gray links do not fit: coherent it is (2 pairs, 1 amplifier each)
@@ -339,21 +344,25 @@ def test_two_sites_forced_by_power(tmp_path):
     """100 km: dci_ratio 0.125 x 8 x 400G x 4 nodes = 1,600 Gb/s a site -> 4 wavelengths of 400G,
     8 coherent ports; 3 channels a pair -> 2 fiber pairs; ceil(100 / 40) - 1 = 2 amplifiers a pair -> 4.
     RTT = 2 x 4.9 us x 100 = 0.98 ms; BDP = 1,600 Gb/s x 0.98 ms / 8 = 196 MB a site.
-    Router ports: 3,200 Gb/s a router >= 2 x 1,600 -> 1 router; 196 MB of buffer takes 4 shallow
-    routers ($80,000) or 1 deep ($60,000): 1 deep.
-    Site capex = 400,000 + 10,000 + 3,200 + 60,000 + 4 x 5,000 + 1,000 + 51,990 = $546,190;
-    route = 2 pairs x 100 km x $10 + 4 x $10,000 = $42,000; capex = 2 x 546,190 + 42,000 = $1,134,380.
-    Amplifier power is on the route, not in a site's power: 2 x 0.05199 MW."""
+    Router ports: 3,200 Gb/s a router >= 1,600 + 3,200 (the attachment) -> 2 routers; 196 MB of buffer: deep +
+    shallow ($80,000) beats 2 deep ($120,000); 2 shallow hold 100 MB only.
+    Site IT = 40,000 + 500 + 32 + 8 + 1,500 + 60 = 42,100 W, facility 52,625 W;
+    site capex = 400,000 + 10,000 + 3,200 + 800 + 80,000 + 4 x 5,000 + 1,000 + 52,625 = $567,625;
+    route = 2 pairs x 100 km x $10 + 4 x $10,000 = $42,000; capex = 2 x 567,625 + 42,000 = $1,177,250.
+    Amplifier power is on the route, not in a site's power: 2 x 0.052625 MW."""
     sol = design(tmp_path, two_sites())
     assert sol["status"] == "optimal"
     sites = opened(sol)
     assert sorted(sites) == ["a", "b"]
     for s in sites.values():
         assert (s["nodes"], s["topology"], s["fabric_tiers"]) == (4, "leaf_mesh", 1)
-        assert tier_counts(s) == {"leaf": {"sw64": 1}, "dci": {"r_deep": 1}}
-        assert s["power_mw"] == pytest.approx(0.05199, abs=1e-12)
-        assert s["capex_usd"] == pytest.approx(546_190, abs=1e-6)
+        assert tier_counts(s) == {"leaf": {"sw64": 1}, "dci": {"r_deep": 1, "r_shallow": 1}}
+        assert s["power_mw"] == pytest.approx(0.052625, abs=1e-12)
+        assert s["capex_usd"] == pytest.approx(567_625, abs=1e-6)
         assert s["dci_capacity_gbps"] == 1600 and s["dci_bdp_mb"] == pytest.approx(196)
+        assert {k: s["dci_attachment"][k] for k in ("attachments", "links", "gbps", "length_m")} == {
+            "attachments": 1, "links": 8, "gbps": 400, "length_m": 3}
+        assert s["tiers"][0]["used_ports"] == 40  # 32 NICs and 8 router ports on the switch
     [link] = sol["links"]
     assert {k: link[k] for k in ("site_a", "site_b", "coherent_model", "wavelengths", "coherent_ports",
                                  "fiber_pairs", "amplifiers", "capacity_gbps", "channels_per_pair")} == {
@@ -362,46 +371,60 @@ def test_two_sites_forced_by_power(tmp_path):
     assert link["rtt_ms"] == pytest.approx(0.98, abs=1e-12)
     totals = sol["totals"]
     assert (totals["gpus"], totals["nodes"], totals["coherent_ports"], totals["sites_open"]) == (64, 8, 8, 2)
-    assert totals["capex_usd"] == pytest.approx(1_134_380, abs=1e-6)
-    assert totals["power_mw"] == pytest.approx(0.10398, abs=1e-12)
+    assert totals["capex_usd"] == pytest.approx(1_177_250, abs=1e-6)
+    assert totals["power_mw"] == pytest.approx(0.10525, abs=1e-12)
     lines = bom_lines(sol)
     assert lines[("a--b", "amplifiers", "amp")] == (4, 40_000, 400)
     assert lines[("a--b", "fiber", "fiber pair-km (100 km)")][:2] == pytest.approx((200, 2_000))
     assert lines[("a", "coherent", "zr400")] == (4, 20_000, 60)
     assert lines[("b", "dci_routers", "r_deep")] == (1, 60_000, 1_000)
+    assert lines[("b", "dci_attachment", "dac400")] == (8, 800, 8)
     assert_bom_total(sol)
 
 
 def test_short_route_needs_no_deep_buffer(tmp_path):
-    """The same at 2 km: BDP = 1,600 x 0.0196 / 8 = 3.92 MB <= 50 MB: 1 shallow router a site;
-    ceil(2 / 40) - 1 = 0 amplifiers. Site IT = 40,000 + 500 + 32 + 500 + 60 = 41,092 W, facility
-    51,365 W; site capex = 400,000 + 10,000 + 3,200 + 20,000 + 20,000 + 1,000 + 51,365 = $505,565;
-    fiber 2 pairs x 2 km x $10 = $40; capex = $1,011,170."""
+    """The same at 2 km: BDP = 1,600 x 0.0196 / 8 = 3.92 MB <= 2 x 50 MB: 2 shallow routers a site (ports for
+    1,600 + 3,200 Gb/s); ceil(2 / 40) - 1 = 0 amplifiers. Site IT = 40,000 + 500 + 32 + 8 + 1,000 + 60 = 41,600 W,
+    facility 52,000 W; site capex = 400,000 + 10,000 + 3,200 + 800 + 40,000 + 20,000 + 1,000 + 52,000 = $527,000;
+    fiber 2 pairs x 2 km x $10 = $40; capex = $1,054,040."""
     sol = design(tmp_path, two_sites(distance_km=2))
     for s in opened(sol).values():
-        assert tier_counts(s)["dci"] == {"r_shallow": 1}
+        assert tier_counts(s)["dci"] == {"r_shallow": 2}
         assert s["dci_bdp_mb"] == pytest.approx(3.92)
     [link] = sol["links"]
     assert (link["wavelengths"], link["fiber_pairs"], link["amplifiers"]) == (4, 2, 0)
-    assert sol["totals"]["capex_usd"] == pytest.approx(1_011_170, abs=1e-6)
+    assert sol["totals"]["capex_usd"] == pytest.approx(1_054_040, abs=1e-6)
     assert_bom_total(sol)
 
 
 def test_dci_ratio_scales_the_inter_site_capacity(tmp_path):
     """dci_ratio 0.25: 0.25 x 3,200 x 4 = 3,200 Gb/s -> 8 wavelengths, ceil(8 / 3) = 3 pairs, 6
-    amplifiers; BDP 3,200 x 0.98 / 8 = 392 MB; ports 2 x 3,200 -> 2 routers: deep + shallow
-    (4,050 MB, $80,000) beats 2 deep ($120,000) and 8 shallow ($160,000).
-    Site IT = 40,000 + 500 + 32 + 1,000 + 500 + 8 x 15 = 42,152 W, facility 52,690 W;
-    site capex = 400,000 + 10,000 + 3,200 + 80,000 + 40,000 + 1,000 + 52,690 = $586,890;
-    route = 3 x 100 x $10 + 6 x $10,000 = $63,000; capex = $1,236,780."""
+    amplifiers; BDP 3,200 x 0.98 / 8 = 392 MB; ports 3,200 + 3,200 (one attachment still covers it) -> 2
+    routers: deep + shallow (4,050 MB, $80,000) beats 2 deep ($120,000) and 8 shallow ($160,000).
+    Site IT = 40,000 + 500 + 32 + 8 + 1,000 + 500 + 8 x 15 = 42,160 W, facility 52,700 W;
+    site capex = 400,000 + 10,000 + 3,200 + 800 + 80,000 + 40,000 + 1,000 + 52,700 = $587,700;
+    route = 3 x 100 x $10 + 6 x $10,000 = $63,000; capex = $1,238,400."""
     sol = design(tmp_path, two_sites(dci_ratio=0.25))
     for s in opened(sol).values():
         assert tier_counts(s)["dci"] == {"r_deep": 1, "r_shallow": 1}
-        assert s["capex_usd"] == pytest.approx(586_890, abs=1e-6)
+        assert s["capex_usd"] == pytest.approx(587_700, abs=1e-6)
     [link] = sol["links"]
     assert (link["wavelengths"], link["coherent_ports"], link["fiber_pairs"], link["amplifiers"]) == (8, 16, 3, 6)
-    assert sol["totals"]["capex_usd"] == pytest.approx(1_236_780, abs=1e-6)
+    assert sol["totals"]["capex_usd"] == pytest.approx(1_238_400, abs=1e-6)
     assert_bom_total(sol)
+
+
+def test_dci_routers_of_another_family_cannot_join_the_fabric(tmp_path):
+    """Ethernet DCI routers and an InfiniBand fabric: no router joins the leaves, so no site carries inter-site
+    traffic, and the two sites the power forces open cannot be joined. With the audit, a design whose routes carry
+    traffic to a site without an attachment fails."""
+    book = two_sites()
+    book["switches"] = [SW64, dict(SHALLOW, family="ethernet"), dict(DEEP, family="ethernet")]
+    with pytest.raises(Infeasible):
+        design(tmp_path, book)
+    sol = design(tmp_path, two_sites(), "joined")
+    del sol["sites"][0]["dci_attachment"]
+    assert any("no DCI attachment joins its routers to the fabric" in v for v in audit(sol))
 
 
 def test_rtt_limit_forbids_the_second_site(tmp_path):

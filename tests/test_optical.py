@@ -82,11 +82,12 @@ def test_800zr_fails_the_margin_where_400zr_plus_holds(tmp_path):
 
 def test_the_line_system_in_the_capex_and_the_bom(tmp_path):
     """240 km, 1,600 Gb/s: 4 zrp400 wavelengths on 1 fiber pair (64 channels); N = 3 spans: 2 in-line sites.
-    A site: IT = 40,000 nodes + 500 leaf + 32 DACs + 1,000 router + 4 x 15 modules + 40 + 40 + 10 line units at its
-    end of the pair = 41,682 W, facility x 1.25 = 52,102.5 W; capex = 400,000 + 10,000 + 3,200 + 60,000 (deep router:
-    BDP 1,600 x 2.352 / 8 = 470.4 MB) + 4 x 8,000 + 3,000 + 2,000 + 1,000 + 1,000 fixed + 52,102.5 = $564,302.5.
+    A site: IT = 40,000 nodes + 500 leaf + 32 + 8 DACs (the routers' attachment) + 1,500 routers + 4 x 15 modules
+    + 40 + 40 + 10 line units at its end of the pair = 42,190 W, facility x 1.25 = 52,737.5 W; capex = 400,000 +
+    10,000 + 3,200 + 800 + 80,000 (ports for 1,600 + 3,200 Gb/s: two routers, a deep one for the BDP 1,600 x 2.352
+    / 8 = 470.4 MB) + 4 x 8,000 + 3,000 + 2,000 + 1,000 + 1,000 fixed + 52,737.5 = $585,737.5.
     Route: 240 pair-km x $10 + 2 in-line amplifiers x $10,000 + 2 huts x $50,000 = $122,400, drawing
-    2 x 100 + 2 x 1,000 = 2,200 W on no site. Capex = 2 x 564,302.5 + 122,400 = $1,251,005."""
+    2 x 100 + 2 x 1,000 = 2,200 W on no site. Capex = 2 x 585,737.5 + 122,400 = $1,293,875."""
     sol = design(tmp_path, line_book())
     assert audit(sol) == []
     [link] = sol["links"]
@@ -96,10 +97,10 @@ def test_the_line_system_in_the_capex_and_the_bom(tmp_path):
         "required_osnr_db": 24, "route_power_w": 2_200, "encrypted": False, "encryption": None}
     assert link["osnr_db"] == pytest.approx(29.9897, abs=1e-4)
     for s in opened(sol).values():
-        assert s["power_mw"] == pytest.approx(0.0521025, abs=1e-12)
-        assert s["capex_usd"] == pytest.approx(564_302.5, abs=1e-6)
+        assert s["power_mw"] == pytest.approx(0.0527375, abs=1e-12)
+        assert s["capex_usd"] == pytest.approx(585_737.5, abs=1e-6)
     assert sol["totals"]["route_power_mw"] == pytest.approx(0.0022, abs=1e-12)
-    assert sol["totals"]["capex_usd"] == pytest.approx(1_251_005, abs=1e-6)
+    assert sol["totals"]["capex_usd"] == pytest.approx(1_293_875, abs=1e-6)
     lines = bom_lines(sol)
     assert lines["a--b", "amplifiers", "inline"] == (2, 20_000, 200)
     assert lines["a--b", "line_system", "hut"] == (2, 100_000, 2_000)

@@ -119,7 +119,7 @@ def test_spares_by_hand():
 def one_su(tmp_path_factory) -> dict:
     book = {"project": {"gpus_required": 256, "node_type": "DGX H100", "protocols_allowed": "infiniband",
                         "topologies_allowed": "rail_optimized", "cable_m_node_leaf": 3, "cable_m_leaf_spine": 50,
-                        "budget_usd": 8.9e6},
+                        "fiber_plant": False, "budget_usd": 8.9e6},
             "sites": [{"name": "dc1", "power_mw": 10, "pue": 1.2, "max_nodes": 32, "fixed_cost_usd": 1e6,
                        "power_cost_usd_per_mw": 1e6, "energy_usd_per_mwh": 50, "status": "required"}]}
     path = write_workbook(tmp_path_factory.mktemp("one_su") / "one_su.xlsx", book)

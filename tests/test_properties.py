@@ -196,7 +196,9 @@ def test_more_gpus_never_lower_the_cost():
         bigger["project"]["gpus_required"] += more
         return no_cheaper(solved(tmp, bigger, "more"), base(tmp, book), f"{more} more GPUs")
 
-    relation("gpus_required", min_cost_books, body)
+    # the tiny books are drawn near what their sites hold (and multi-site ones lose leaf ports to the DCI
+    # attachments): a fifth or so still hold a few GPUs more, enough to compare two designs 10 times or more
+    relation("gpus_required", min_cost_books, body, examples=50, least=0.2)
 
 
 def test_tighter_latency_limit_never_lowers_the_cost():

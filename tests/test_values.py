@@ -194,8 +194,9 @@ def edge(f, side: str, inside: bool) -> float:
 OOB = dict(name="oob", category="management_network", switch_model="sw48", switch_price_usd=8_000, switch_power_w=100,
            nodes_per_switch=44, ports_per_node=1, port_gbps=1, link_item="cat6", link_price_usd=10, link_power_w=0,
            source="test figures")
+PANEL = dict(name="panel", role="panel", ports=48, price_usd=900, source="test figures")
 ROWS = {"node_types": NODE, "switches": SW64, "optics": DAC, "coherent": ZR, "amplifiers": AMP, "protocols": IB,
-        "support_networks": OOB}
+        "support_networks": OOB, "fiber_plant": PANEL}
 
 
 def edge_book(side: str, inside: bool) -> dict:

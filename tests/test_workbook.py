@@ -44,6 +44,7 @@ def catalog() -> dict:
                                   switch_price_usd=8000, switch_power_w=100, nodes_per_switch=44, ports_per_node=1,
                                   port_gbps=1, link_item="cat6", link_kind="cable", link_price_usd=10, link_power_w=0,
                                   **src)],
+        "fiber_plant": [dict(name="jumper", role="jumper", ports="", price_usd=40, **src)],
     }
 
 

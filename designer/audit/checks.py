@@ -514,6 +514,39 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def check_fiber_plant(entry, graph, cat, design) -> list[str]:
+    """With the fiber plant priced (project fiber_plant, a fiber_plant table): the site's transceiver links (fabric
+    tiers and DCI attachments) within cable_in_rack_m take a jumper each; longer ones two jumpers, a trunk and two
+    patch-panel ports; BOM fiber_plant lines of the cheapest row of each role = those counts, panels =
+    ceil(2 x patched links / ports)."""
+    site, p = entry["name"], cat.project
+    bom = Counter()
+    for line in design["bom"]:
+        if line["site"] == site and line["category"] == "fiber_plant":
+            bom[line["item"]] += line["quantity"]
+    if p.get("fiber_plant") is False or not cat.fiber_plant:
+        return [f"{site}: BOM lists {n:g} {item} (fiber_plant) with no fiber plant priced" for item, n in bom.items()]
+    limit = float(p.get("cable_in_rack_m") or 0.0)
+    short = long = 0
+    att = entry.get("dci_attachment") or {}
+    runs = [(lk["item"], lk["count"], lk["length_m"]) for lk in entry.get("fabric_links", [])]
+    runs += [(c["item"], c["attachments"] * att["ports_per_attachment"], att["length_m"]) for c in att.get("cables", [])]
+    for item, links, metres in runs:
+        if cat.optics.get(item, {}).get("kind") == "transceiver":
+            short += links if float(metres) <= limit else 0
+            long += links if float(metres) > limit else 0
+    pick = {}
+    for row in cat.fiber_plant.values():
+        if row["role"] not in pick or float(row["price_usd"]) < float(pick[row["role"]]["price_usd"]):
+            pick[row["role"]] = row
+    want = Counter()
+    for role, row in pick.items():
+        want[row["name"]] += (-(-2 * long // int(row.get("ports") or 1)) if role == "panel"
+                              else long if role == "trunk" else short + 2 * long)
+    return [f"{site}: BOM lists {bom[item]:g} {item} (fiber_plant), its {long} patched and {short} in-rack optical "
+            f"links need {want[item]}" for item in sorted(set(bom) | set(+want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
+
+
 def check_dci_attachment(entry, graph, cat, design) -> list[str]:
     """A site carrying inter-site traffic joins its DCI routers to its fabric: attachments of one node's NIC
     ports each (nics_per_node links at the NIC speed) on leaf down ports the nodes leave free, their bandwidth
@@ -569,7 +602,8 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
 
 
 SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
-               check_cables, check_floor, check_support, check_dci_attachment, check_site_bom, check_site_power)
+               check_cables, check_floor, check_support, check_dci_attachment, check_fiber_plant, check_site_bom,
+               check_site_power)
 
 
 # --------------------------------------------------------------------------------------------
@@ -601,7 +635,7 @@ def check_demand(design, cat) -> list[str]:
 
 
 CATALOG_OF = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
-              "dci_attachment": "optics",
+              "dci_attachment": "optics", "fiber_plant": "fiber_plant",
               "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers", "line_system": "amplifiers"}
 SUPPORT_OF = NODE_CATEGORIES[-2:]  # switches and node links of the support networks
 
@@ -620,7 +654,7 @@ def catalog_unit(line: dict, cat) -> tuple[float, float]:
     if category == "nodes" and row:
         return float(row["node_price_usd"]), float(row["node_power_kw"]) * 1e3
     if row:
-        return float(row["price_usd"]), float(row["power_w"])
+        return float(row["price_usd"]), float(row.get("power_w") or 0.0)
     route = {f"{r['site_a']}--{r['site_b']}": r for r in cat.routes.values()}.get(line["site"])
     site = cat.sites.get(line["site"], {})
     price = {"site": site.get("fixed_cost_usd"), "power": site.get("power_cost_usd_per_mw"),

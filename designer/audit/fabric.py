@@ -45,7 +45,7 @@ class Catalog:
     def __init__(self, inputs: dict):
         self.project = inputs.get("project", {})
         keyed = {"sites": "name", "floorplan": "site", "node_types": "name", "switches": "model", "optics": "name",
-                 "support_networks": "name",
+                 "support_networks": "name", "fiber_plant": "name",
                  "coherent": "name", "amplifiers": "name", "protocols": "name"}
         for table, key in keyed.items():
             setattr(self, table, {str(r[key]): r for r in inputs.get(table) or []})

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
+import pandas as pd
+
 from designer.inputs.catalog import cell_text
 
 
@@ -29,14 +31,17 @@ def inputs_echo(inputs) -> dict:
         "optics": records(inputs.optics, "name"), "coherent": records(inputs.coherent, "name"),
         "amplifiers": records(inputs.amplifiers, "name"), "protocols": records(inputs.protocols, "name"),
         "support_networks": records(inputs.support_networks, "name"),
+        "fiber_plant": records(inputs.fiber_plant, "name"),
         "notices": [asdict(n) for n in inputs.notices],
     }
 
 
 def plain(value):
-    """numpy/pandas scalars and NaN -> JSON-ready Python values."""
+    """numpy/pandas scalars, NaN and pandas' NA -> JSON-ready Python values."""
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
+    if value is pd.NA:
+        return None
     if hasattr(value, "item"):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):

@@ -21,6 +21,7 @@ DCI_OPTIC_KINDS = ("coherent", "gray")
 TOPOLOGIES = ("leaf_spine", "fat_tree_3", "rail_optimized", "rail_only", "leaf_mesh")
 ROLES = ("leaf", "spine", "core", "dci")
 SUPPORT_CATEGORIES = ("storage_network", "management_network")
+FIBER_PLANT_ROLES = ("jumper", "trunk", "panel")
 CATALOG_MODES = ("replace", "extend")
 BANDS = ("c", "c+l")  # a route's DWDM band: C (about 4.8 THz) or C and L (about 9.6 THz)
 AMPLIFIER_BANDS = ("c", "l")
@@ -179,6 +180,8 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
               "m", example=60),
     _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
        "node (the support_networks sheet) into the design", default=True, example=True),
+    _f("fiber_plant", "bool", "price the jumpers, trunks and patch panels of the fabric's optical links (the "
+       "fiber_plant sheet) into the design", default=True, example=True),
     # Spares are sized after the solve and added to capex as their own total (README, Spares): 2% of the modules
     # and cables is the middle of the 1-3% sparing common for optics in large fabrics [E]; one switch per 50 of a
     # model at a site is ~2% too and, rounded up, at least one spare of every model a site runs [E]
@@ -340,6 +343,17 @@ SUPPORT = Sheet("support_networks", "table", "The cluster's other networks, size
     _SOURCE,
 ), catalog=True, key="name")
 
+FIBER_PLANT = Sheet("fiber_plant", "table", "Structured cabling of the fabric's optical links (catalog): a "
+                    "transceiver link longer than cable_in_rack_m runs device - jumper - patch panel - trunk - patch "
+                    "panel - jumper - device; the cheapest row of each role is used.", (
+    _f("name", "str", "item name", required=True, example="MPO-16 jumper, 3 m"),
+    _f("role", "enum", "jumper (device to panel), trunk (panel to panel, one a link) or panel (patch panel)",
+       required=True, allowed=FIBER_PLANT_ROLES),
+    _positive("ports", "link ends one patch panel holds; panels only", "", "int", example=48),
+    _cost("price_usd", "price of one item", required=True, example=45),
+    *_QUOTE, _SOURCE,
+), catalog=True, key="name")
+
 AMPLIFIERS = Sheet("amplifiers", "table", "The DWDM line system of coherent routes (catalog): amplifiers, mux/demux "
                    "and the huts of in-line amplifier sites; a route uses the cheapest row of each role and band.", (
     _f("name", "str", "unit name", required=True, example="edfa_inline"),
@@ -431,6 +445,7 @@ UPPER: dict[tuple[str, str], float] = {
     ("support_networks", "port_gbps"): 3_200,  # as nic_gbps
     ("support_networks", "switch_price_usd"): 1e8, ("support_networks", "switch_power_w"): 1_000_000,  # as switches
     ("support_networks", "link_price_usd"): 1e7, ("support_networks", "link_power_w"): 10_000,  # as optics
+    ("fiber_plant", "ports"): 10_000, ("fiber_plant", "price_usd"): 1e7,  # the largest enclosures hold ~1,000 ports
     ("coherent", "power_w"): 10_000, ("coherent", "price_usd"): 1e7,  # modules draw ~25 W and cost ~$20,000
     ("amplifiers", "power_w"): 100_000, ("amplifiers", "price_usd"): 1e8,  # huts draw ~1 kW, cost ~$100,000
     ("protocols", "nic_latency_ns"): 10_000_000,  # 10 ms; NIC stacks take ~1 us
@@ -463,7 +478,7 @@ def _bound(sheet: str, field: Field) -> Field:
 
 SHEETS: dict[str, Sheet] = {s.name: _bounded(s) for s in (
     PROJECT, SITES, ROUTES, FLOORPLAN, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,
-    PROTOCOLS, SUPPORT)}
+    PROTOCOLS, SUPPORT, FIBER_PLANT)}
 CATALOG_SHEETS = tuple(name for name, s in SHEETS.items() if s.catalog)
 
 _TYPE_WORDS = {"str": "text", "int": "integer", "float": "number", "bool": "true/false",

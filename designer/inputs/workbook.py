@@ -53,6 +53,7 @@ class Inputs:
     amplifiers: pd.DataFrame
     protocols: pd.DataFrame
     support_networks: pd.DataFrame
+    fiber_plant: pd.DataFrame
     notices: tuple[Notice, ...] = ()  # readings, ignored names, catalog replacements, plausibility warnings
 
 

@@ -124,13 +124,7 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
         return f"p{cage}" if lanes == 1 else f"p{cage}/{lane}"
 
     def share(switch: str, e: dict) -> str:
-        lanes = cat.lanes(graph.nodes[switch]["model"], e["gbps"])
-        per_module = int(cat.optics.get(e["item"], {}).get("links_per_module") or 1)
-        if lanes == 1:
-            return "whole cage"
-        if e["kind"] in ("dac", "aoc"):
-            return f"1:{lanes} splitter cable"
-        return f"{lanes}-port module" if per_module == lanes else f"1:{lanes} breakout, {per_module} link(s) a module"
+        return share_of(cat.lanes(graph.nodes[switch]["model"], e["gbps"]), e, cat)
 
     def cable_id() -> str:
         return f"{prefix}-c{next(cables):07d}"
@@ -156,15 +150,71 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
         for _ in range(e["count"]):
             yield [site, low, port(low, True, e), share(low, e), high, port(high, mesh, e), share(high, e), *common, 1,
                    floor.rack(low), floor.rack(high), cable_id()]
+    for router, model, router_port, leaf, e in attachment_links(graph, entry, solution, cat):
+        yield [site, router, router_port, share_of(cat.lanes(model, e["gbps"]), e, cat), leaf, port(leaf, False, e),
+               share(leaf, e), e["gbps"], e["item"], e["kind"], e["length_m"], length_class(e["length_m"]), 1,
+               f"{prefix}-net-dci", floor.rack(leaf), cable_id()]
+
+
+def share_of(lanes: int, e: dict, cat: Catalog) -> str:
+    """What serves a cage of ``lanes`` links at a switch end of link e (the module docstring's cage_share)."""
+    per_module = int(cat.optics.get(e["item"], {}).get("links_per_module") or 1)
+    if lanes == 1:
+        return "whole cage"
+    if e["kind"] in ("dac", "aoc"):
+        return f"1:{lanes} splitter cable"
+    return f"{lanes}-port module" if per_module == lanes else f"1:{lanes} breakout, {per_module} link(s) a module"
+
+
+def router_names(entry: dict) -> list[tuple[str, str]]:
+    """(device name, model) of a site's DCI routers, in the order of its dci tiers."""
+    models = [t["model"] for t in entry["tiers"] if t["tier"] == "dci" for _ in range(t["count"])]
+    return [(f"{device_prefix(entry['name'])}-dci-{i + 1:02d}", model) for i, model in enumerate(models)]
+
+
+def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog):
+    """(router, its model, its port, leaf, link) of each DCI attachment link: an attachment's NIC-like ports go one to a
+    leaf of each rail and plane (a leaf of each plane for other topologies), on down ports the nodes leave free,
+    leaves in graph order; the links spread over the routers in turn, each router's fabric ports in the cages
+    after those its wavelengths take (coherent_rows gives router i of R the i-th share of the W wavelengths)."""
+    att = entry.get("dci_attachment")
+    routers = router_names(entry)
+    if not att or not routers:
+        return
+    waves = sum(lk["wavelengths"] for lk in solution.get("links", []) if entry["name"] in (lk["site_a"], lk["site_b"]))
+    line = [waves // len(routers) + (i < waves % len(routers)) for i in range(len(routers))]
+    rails = graph.graph["rails"]
+    free: dict[tuple, list[list]] = defaultdict(list)
+    for leaf, d in graph.nodes(data=True):
+        if d["role"] != "leaf":
+            continue
+        rail = d.get("rail") or (d["network"] % rails + 1 if entry["topology"] == "rail_only" else None)
+        used = sum(e["count"] for m, e in graph.adj[leaf].items() if graph.nodes[m]["role"] == "endpoints")
+        free[d["plane"], rail].append([leaf, int(d["down_ports"]) - used])
+    rail_based = entry["topology"] in RAIL
+    fabric_side = [0] * len(routers)
+    turn = 0
+    for cable in att["cables"]:
+        e = {"gbps": int(att["gbps"]), "item": cable["item"], "kind": cable["kind"], "length_m": float(att["length_m"])}
+        for _ in range(int(cable["attachments"])):
+            for r in range(int(att["ports_per_attachment"])):
+                key = (r // rails + 1, r % rails + 1 if rail_based else None)
+                slot = next((x for x in free[key] if x[1] > 0), None)
+                if slot is None:
+                    continue  # no free leaf port: the audit reports it (check_dci_attachment)
+                slot[1] -= 1
+                i = turn % len(routers)
+                turn += 1
+                fabric_side[i] += 1
+                name, model = routers[i]
+                per_cage = cat.lanes(model, e["gbps"])
+                cage, lane = line[i] + -(-fabric_side[i] // per_cage), (fabric_side[i] - 1) % per_cage + 1
+                yield name, model, f"p{cage}" if per_cage == 1 else f"p{cage}/{lane}", slot[0], e
 
 
 def coherent_rows(solution: dict):
     """One row per wavelength: a coherent module in a DCI router port at each end of the route."""
-    routers = {}
-    for s in solution["sites"]:
-        names = [f"{device_prefix(s['name'])}-dci-{i + 1:02d}"
-                 for i in range(sum(t["count"] for t in s["tiers"] if t["tier"] == "dci"))]
-        routers[s["name"]] = names
+    routers = {s["name"]: [name for name, _ in router_names(s)] for s in solution["sites"]}
     turn, used = defaultdict(int), defaultdict(int)
 
     def port(site: str) -> tuple[str, str]:

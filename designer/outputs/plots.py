@@ -21,7 +21,7 @@ from designer.outputs import statistics as st  # noqa: E402
 
 PALETTE = {"nodes": "#4C72B0", "site": "#937860", "power": "#C44E52", "switches": "#55A868", "optics": "#8172B3",
            "dci_routers": "#DA8BC3", "dci_attachment": "#E7A9D4", "coherent": "#CCB974", "dci_optics": "#E1C16E", "amplifiers": "#64B5CD",
-           "line_system": "#4A9BB5", "fiber": "#8C8C8C", "storage_network": "#8EBA42", "management_network": "#B9B9B9"}
+           "line_system": "#4A9BB5", "fiber": "#8C8C8C", "fiber_plant": "#A6A6A6", "storage_network": "#8EBA42", "management_network": "#B9B9B9"}
 TIER_COLORS = {"leaf": "#55A868", "spine": "#4C72B0", "core": "#8172B3", "dci": "#DA8BC3", "nodes": "#937860"}
 LATENCY_COLORS = {"nic": "#4C72B0", "switching": "#55A868", "propagation": "#CCB974", "nvlink": "#C44E52"}
 DPI = 100
@@ -306,6 +306,13 @@ def fabric_figure(site: dict):
     if f["dci"]:
         dci_text = "DCI: " + ", ".join(f"{d['count']} x {d['model']}" for d in f["dci"])
         dci_text += f"\n{(f['dci_capacity_gbps'] or 0) / 1e3:,.1f} Tb/s inter-site"
+        att = f["dci_attachment"]
+        if att:  # the routers' fabric side: on leaf down ports, as nodes' NICs
+            items = ", ".join(c["item"] for c in att["cables"])
+            dci_text += f"\njoined on {att['links']:,} leaf ports @{att['gbps']}G ({items}, {att['length_m']:g} m)"
+            ax.annotate("", (xs_by_level[1][-1] + 0.3, 1.15), (10.4, top - 0.3), zorder=1,
+                        arrowprops={"arrowstyle": "-", "color": TIER_COLORS["dci"], "lw": 1.2,
+                                    "connectionstyle": "arc3,rad=0.15"})
         ax.text(10.5, top - 0.3, dci_text, ha="left", va="center", fontsize=7.5,
                 bbox={"boxstyle": "round", "fc": TIER_COLORS["dci"], "alpha": 0.35})
     over = f["oversubscription"]

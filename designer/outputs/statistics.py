@@ -16,11 +16,11 @@ from designer.inputs.workbook import PLANNER_SOURCE
 # BOM categories in the order ARCHITECTURE.md lists them (others, if any, follow).
 CATEGORIES = ("nodes", "site", "power", "switches", "optics", "dci_routers", "dci_attachment", "coherent", "dci_optics",
               "amplifiers",
-              "line_system", "fiber", "storage_network", "management_network")
+              "line_system", "fiber", "fiber_plant", "storage_network", "management_network")
 CATEGORY_LABELS = {"nodes": "GPU nodes", "site": "site fixed", "power": "facility power", "switches": "switches",
                    "optics": "cables & optics", "dci_routers": "DCI routers", "dci_attachment": "DCI attachment", "coherent": "coherent optics",
                    "dci_optics": "gray DCI optics", "amplifiers": "in-line amplifiers",
-                   "line_system": "line system", "fiber": "fiber",
+                   "line_system": "line system", "fiber": "fiber", "fiber_plant": "jumpers, trunks & panels",
                    "storage_network": "storage network", "management_network": "management networks"}
 LATENCY_PARTS = ("nic", "switching", "propagation", "nvlink")
 LATENCY_LABELS = {"nic": "NICs (both ends)", "switching": "switch hops", "propagation": "cable propagation",
@@ -233,7 +233,8 @@ def fabric_summary(site: dict) -> dict:
             "link_gbps": site.get("link_gbps"), "oversubscription": site.get("oversubscription"),
             "scalable_units": site.get("scalable_units"), "tiers": tiers,
             "links": list(site.get("fabric_links") or []), "dci": dci_tiers(site),
-            "dci_capacity_gbps": site.get("dci_capacity_gbps"), "floor": floor_text(site)}
+            "dci_capacity_gbps": site.get("dci_capacity_gbps"), "dci_attachment": site.get("dci_attachment"),
+            "floor": floor_text(site)}
 
 
 def floor_plan(site: dict) -> dict | None:

@@ -23,6 +23,7 @@ from models.network import (
     cable_items,
     core_count,
     leaf_count,
+    optical_links,
     spine_count,
     support_links,
     tier_links,
@@ -38,7 +39,7 @@ def ival(x) -> int:
 
 QUOTED = {"nodes": "node_types", "switches": "switches", "dci_routers": "switches", "optics": "optics",
           "coherent": "coherent", "dci_optics": "coherent", "amplifiers": "amplifiers",
-          "line_system": "amplifiers"}  # BOM category -> table
+          "line_system": "amplifiers", "dci_attachment": "optics", "fiber_plant": "fiber_plant"}  # BOM category -> table
 QUOTE_COLUMNS = ("sku", "lead_time_weeks")
 
 
@@ -170,13 +171,16 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
                     entry["tiers"].append({"tier": "dci", "model": rt["model"], "count": rt["count"],
                                            "port_gbps": gbps, "buffer_mb": float(sw.loc[rt["model"], "buffer_mb"])})
             attachment = dci_attachment(model, data, s, picked[0], bom)
-            if attachment:
+            if attachment:  # the routers' ports on the leaves are in use too
                 entry["dci_attachment"] = attachment
-                leaf = next(t for t in entry["tiers"] if t["tier"] == "leaf")
-                leaf["used_gbps"] += attachment["links"] * attachment["gbps"]
+                port_use([t for t in entry["tiers"] if t["tier"] != "dci"], entry["fabric_links"] + [
+                    {"tier": "node_leaf", "gbps": attachment["gbps"], "count": attachment["links"]}], sw)
             entry["dci_capacity_gbps"] = site_caps[s]
             entry["dci_bdp_mb"] = site_bdp[s]
             entry["support_networks"] = support_networks(model, data, s, entry["nodes"], bom)
+            plant = fiber_plant(model, data, s, bom)
+            if plant:
+                entry["fiber_plant"] = plant
             it_w = bom.total(s, "total_power_w")
             facility_mw = it_w * float(row["pue"]) / 1e6
             entry["it_power_mw"] = it_w / 1e6
@@ -313,6 +317,20 @@ def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
     return {"attachments": total, "links": total * nics, "gbps": mode.g0, "length_m": used[0][0].length_m,
             "ports_per_attachment": nics, "cables": cables,
             "where": "leaf down ports, as one node's NICs (one per rail and plane)"}
+
+
+def fiber_plant(model, data, s: str, bom: Bom) -> dict | None:
+    """Jumpers, trunks and patch panels of site s's optical links (models.network.define_fiber_plant), as BOM
+    lines of category fiber_plant."""
+    plant = data.plant
+    if not plant:
+        return None
+    long, short = ival(optical_links(model, s, False)), ival(optical_links(model, s, True))
+    panels = ival(model.panels[s]) if "panel" in plant else 0
+    counts = {"jumper": short + 2 * long, "trunk": long, "panel": panels}
+    for role, row in plant.items():
+        bom.add(s, "fiber_plant", str(row.name), counts[role], row["price_usd"], 0.0)
+    return {"links_in_rack": short, "links_patched": long, **{f"{role}s": counts[role] for role in plant}}
 
 
 def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:

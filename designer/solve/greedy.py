@@ -206,6 +206,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
         """DCI attachments a site of n nodes takes in a multi-site plan (one more for wavelength rounding)."""
         return math.ceil(ratio * n - 1e-9) + 1
 
+    def with_attachments(fits) -> int:
+        """Most nodes a fabric holds with their attachments too (``fits``: whether it holds 1, 2, ... endpoints)."""
+        held = np.flatnonzero(fits)
+        n = int(held[-1]) + 1 if held.size else 0
+        while n > 0 and (n + attached(n) > len(fits) or not fits[n + attached(n) - 1]):
+            n -= 1
+        return n
+
     top_n = max(limit.values(), default=0)
     grid = np.arange(1, top_n + attached(top_n) + 1, dtype=np.int64)
     reserve = {s: 0.0 for s in order}  # IT watts kept for DCI routers and coherent modules
@@ -224,11 +232,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             most[i] *= np.array([s in modes[i].sites for s in order])  # a mode's cables are for its sites
         cap = {s: min(limit[s], int(most[:, k].max())) for k, s in enumerate(order)}
         if order and cap[order[0]] < job and float(p["dci_ratio"]) > 0:
-            # more than one site opens: a site holds no more nodes than its routes' fiber can serve
+            # more than one site opens: a site holds no more nodes than its routes' fiber can serve, nor more than
+            # a fabric a DCI router can join holds with the routers' attachments on its leaves
             per_node = float(p["dci_ratio"]) * node_bw
-            for s in order:
+            for k, s in enumerate(order):
                 fiber = sum(route_most_gbps(r, co) for e, r in routes.items() if s in e)
-                cap[s] = min(cap[s], int(fiber // per_node))
+                joined = max((min(int(most[i, k]), with_attachments(sized[i][2])) for i, mode in enumerate(modes)
+                              if mode.attach and s in mode.sites), default=0)
+                cap[s] = min(cap[s], int(fiber // per_node), joined)
         placed, left = {}, job
         for s in order:
             if left <= 0:
@@ -248,7 +259,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             n = placed[s]
             best = None
             room = budget[k] * (1 + 1e-12)
-            e = n + (attached(n) if len(placed) > 1 else 0)  # leaf ports for the nodes and the DCI routers
+            e = n + (attached(n) if len(placed) > 1 else 0)  # leaf ports: nodes and DCI routers
             for i, mode in enumerate(modes):
                 if len(placed) > 1 and not mode.attach:
                     continue  # its leaves cannot join a DCI router (models.network.define_dci_attachment)
@@ -258,9 +269,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                 total = c + usd_per_it_w(s) * (w + node_w * n)
                 if best is None or total < best[0]:
                     best = (total, mode.id, c, w)
+            if best is None and e > n and n > 1:  # the attachments' leaf ports (and power): fewer nodes, place again
+                limit[s] = max(1, min(n - 1, n - (e - n)))
+                break
             if best is None:
                 return Greedy(None, reason=f"no mode holds {n} nodes at {s}", seconds=time.perf_counter() - start)
             plan[s] = {"nodes": n, "mode": best[1], "fabric_usd": best[2], "it_w": best[3] + node_w * n}
+        if len(plan) < len(placed):
+            continue
         links, dci_w, dci_usd, fiber_usd = [], {s: 0.0 for s in opened}, {s: 0.0 for s in opened}, 0.0
         if len(opened) > 1:
             need = {s: float(p["dci_ratio"]) * node_bw * plan[s]["nodes"] for s in opened}

@@ -33,9 +33,18 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
                 data.modeset.filtered[reason] += 1
                 data.modeset.examples.setdefault(reason, mode.id)
         data.modes = [mode for i, mode in enumerate(data.modes) if i in usable]
-    attached = bool(data.inter.routes)  # DCI routers take leaf ports: endpoints beyond the nodes
-    limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if attached else 0) for s in data.sites}
-    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap), attached)
+    if data.inter.routes and float(inputs.project["dci_ratio"]) > 0 and not data.single_site_possible():
+        # every open site carries inter-site traffic: a fabric no DCI router can join is of no use
+        reason = "no DCI router can join its leaves, and more than one site must open"
+        alone = [mode for mode in data.modes if not mode.attach]
+        if alone:
+            modeset.filtered[reason] += len(alone)
+            modeset.examples.setdefault(reason, alone[0].id)
+            data.modes = [mode for mode in data.modes if mode.attach]
+    # DCI routers take leaf ports: up to V endpoints beyond a site's nodes
+    window = max((data.most_attachments(s) for s in data.sites), default=0) if data.inter.routes else 0
+    limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if window else 0) for s in data.sites}
+    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap), window)
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",

@@ -118,7 +118,7 @@ def neighbour_routes(names: list[str], coords: list[tuple[float, float]], k: int
 
 def synth_workbook(size: Size) -> dict:
     """Sheets of one size-series instance: ``size.sites`` candidate sites in a ~450 x 600 km region, power
-    and space such that no site holds more than 3/4 of the job and all of them about twice the job, routes
+    and space such that no site holds more than 3/4 of the job and all of them about 2.25 times the job, routes
     to the 3 nearest neighbours with fiber for a site's whole inter-site need, ``size.switches`` models."""
     rng = random.Random(1000 * size.sites + size.switches)
     gpn, node_kw = 8, 14.3  # DGX B200 (default catalog)
@@ -127,7 +127,8 @@ def synth_workbook(size: Size) -> dict:
     scale = size.sites / sum(weights)
     names, coords, sites, cap = [], [], [], []
     for i, w in enumerate(weights):
-        nodes = max(2, int(min(0.75 * job, 2.0 * job / size.sites * w * scale)))
+        # about twice the job in all, and an eighth more for the leaf ports the DCI routers' attachments take
+        nodes = max(2, int(min(0.75 * job, 2.25 * job / size.sites * w * scale)))
         pue = round(rng.uniform(1.1, 1.4), 2)
         power_mw = round(nodes * node_kw * 1.12 * pue / 1e3, 3)
         names.append(f"site{i:02d}")
