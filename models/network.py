@@ -34,6 +34,7 @@ class ModelData:
     intra_s: dict = field(default_factory=dict)  # (site, mode) -> bound on the intra-site all-reduce time
     multiplier: dict = field(default_factory=dict)  # mode -> switch-count multiplier (planes x rails)
     _limits: dict | None = field(default=None, repr=False)
+    _attachments: dict = field(default_factory=dict, repr=False)  # site -> most_attachments, read per (site, mode)
 
     @property
     def node(self):
@@ -56,8 +57,10 @@ class ModelData:
 
     def most_attachments(self, s: str) -> int:
         """Most DCI attachments site s can need: its routes' most capacity over one node's NIC bandwidth."""
-        most = sum(self.route_most_gbps(r) for r in self.inter.routes if s in (r.a, r.b))
-        return math.ceil(most / nic_gbps_per_node(self) - 1e-9)
+        if s not in self._attachments:
+            most = sum(self.route_most_gbps(r) for r in self.inter.routes if s in (r.a, r.b))
+            self._attachments[s] = math.ceil(most / nic_gbps_per_node(self) - 1e-9)
+        return self._attachments[s]
 
     def usd_per_it_watt(self, s: str) -> float:
         """What one watt of IT load at site s costs: facility power capex and energy over the horizon, x PUE."""

@@ -207,12 +207,13 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
         return math.ceil(ratio * n - 1e-9) + 1
 
     def with_attachments(fits) -> int:
-        """Most nodes a fabric holds with their attachments too (``fits``: whether it holds 1, 2, ... endpoints)."""
-        held = np.flatnonzero(fits)
-        n = int(held[-1]) + 1 if held.size else 0
-        while n > 0 and (n + attached(n) > len(fits) or not fits[n + attached(n) - 1]):
-            n -= 1
-        return n
+        """Most nodes n a fabric holds with their attachments too: fits[n + attached(n) - 1] (``fits``: whether it
+        holds 1, 2, ... endpoints)."""
+        n = np.arange(1, len(fits) + 1)
+        e = n + np.ceil(ratio * n - 1e-9).astype(np.int64) + 1
+        ok = e <= len(fits)
+        ok[ok] = fits[e[ok] - 1]
+        return int(n[ok].max()) if ok.any() else 0
 
     top_n = max(limit.values(), default=0)
     grid = np.arange(1, top_n + attached(top_n) + 1, dtype=np.int64)
@@ -220,6 +221,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     extra_usd, extra_w = support_cost_watts(inputs, grid)
     sized = [(c + extra_usd, w + extra_w, fits)
              for c, w, fits in (fabric_cost_watts(mode, grid, nics, planes, prices, watts) for mode in modes)]
+    held_with = [with_attachments(fits) for _c, _w, fits in sized]  # per mode, the same every round
     for _round in range(max_rounds):
         # most nodes each site holds in each mode within power and space
         budget = np.array([max(0.0, float(sites.loc[s, "power_mw"]) * 1e6 / float(sites.loc[s, "pue"]) - reserve[s])
@@ -237,7 +239,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             per_node = float(p["dci_ratio"]) * node_bw
             for k, s in enumerate(order):
                 fiber = sum(route_most_gbps(r, co) for e, r in routes.items() if s in e)
-                joined = max((min(int(most[i, k]), with_attachments(sized[i][2])) for i, mode in enumerate(modes)
+                joined = max((min(int(most[i, k]), held_with[i]) for i, mode in enumerate(modes)
                               if mode.attach and s in mode.sites), default=0)
                 cap[s] = min(cap[s], int(fiber // per_node), joined)
         placed, left = {}, job
