@@ -9,7 +9,8 @@ links use up ports. ``cage_share`` and ``peer_cage_share`` say what serves a sha
 ``2-port module`` (a twin-port transceiver, one module a cage), ``1:2 splitter cable`` (a DAC or AOC) or, for a
 module carrying fewer links than the cage has lanes, ``1:4 breakout, 1 link(s) a module``; else ``whole cage``
 (blank at a NIC). Inter-site links (one a coherent wavelength or a gray link) join DCI routers,
-spread over a site's routers in turn, a module a cage. ``links`` is 1 on every row unless the plan would
+spread over a site's routers in turn, a module a cage; each DCI attachment link joins a router port (in the
+cages after its wavelengths') to a free leaf down port after the nodes' (attachment_links). ``links`` is 1 on every row unless the plan would
 exceed GROUP_ABOVE rows: then the NICs on one leaf share one row (device ``<leaf>-nodes``, port range
 ``p1/1-p16/2`` on the leaf, ``links`` = NICs), which keeps a multi-million-NIC plan a few hundred thousand rows.
 
