@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import pyomo.environ as pyo
 
-from models.modes import floor_capacity
+from models.modes import floor_capacity, power_cap_mw
 
 MILLION = 1e6
 WEIGHTS = {"budget": 1.0, "power": 1.0, "space": 1.0, "latency": 1.0, "rtt": 1.0, "demand": 10.0}
@@ -50,7 +50,7 @@ class Limits:
         project = inputs.project
         lifted = tuple(k for k in LIFTABLE if k in lift and project.get(k) is not None)
         return cls(gpus_required=int(project["gpus_required"]), budget_usd=project.get("budget_usd"),
-                   power_mw={s: float(v) for s, v in inputs.sites["power_mw"].items()},
+                   power_mw={s: power_cap_mw(inputs, s) for s in inputs.sites.index},
                    max_nodes={s: min(int(v), floor_capacity(inputs, s)) for s, v in inputs.sites["max_nodes"].items()},
                    max_fabric_latency_us=project.get("max_fabric_latency_us"),
                    max_site_rtt_ms=project.get("max_site_rtt_ms"), lifted=lifted)
@@ -61,6 +61,7 @@ def loosen(inputs, lift: tuple[str, ...] = ()):
     any one site), and without the limits named in ``lift`` (max_fabric_latency_us, max_site_rtt_ms)."""
     project = dict(inputs.project)
     project["budget_usd"] = None
+    project["power_headroom"] = 0.0  # the headroom is in Limits.power_mw, which the slack is measured against
     for key in lift:
         project[key] = None
     if "max_fabric_latency_us" in lift:

@@ -137,6 +137,7 @@ class Route:
     band: str = "c"
     line: tuple[LineItem, ...] = ()  # the line system a coherent type lights
     osnr_db: dict = field(default_factory=dict)  # coherent type -> OSNR at its receiver (where it is checked)
+    srlg: str | None = None  # shared-risk link group: routes of one group fail together
 
 
 @dataclass
@@ -209,6 +210,7 @@ def prepare(inputs, sites: list[str]) -> InterSite:
             key=f"{a}--{b}", a=a, b=b, distance_km=dist, fiber_pairs=int(row["fiber_pairs"]),
             cost_per_pair=float(row["fiber_cost_usd_per_pair_km"]) * dist, amplifiers_per_pair=amps,
             rtt_ms=rtt, coherent=options, band=band, line=line, osnr_db={c: osnr[c] for c in options if c in osnr},
+            srlg=srlg_of(row),
         ))
 
     graph = nx.Graph()
@@ -225,6 +227,21 @@ def prepare(inputs, sites: list[str]) -> InterSite:
         elif max_rtt is not None:
             rtt_arcs[(a, b)] = arcs_within(routes, lengths[a], lengths[b], max_rtt)
     return InterSite(routes, routers, usable_coherent, excluded, rtt_arcs, notes, encryption)
+
+
+def srlg_of(row) -> str | None:
+    """A routes row's shared-risk group (None: blank, or no such column)."""
+    value = row.get("srlg")
+    return None if value is None or value != value or str(value).strip() == "" else str(value)
+
+
+def failure_groups(routes: list[Route]) -> dict[str, tuple[str, ...]]:
+    """What one failure takes down: an srlg group's routes together, a route without a group alone
+    (name -> route keys)."""
+    groups: dict[str, list[str]] = {}
+    for r in routes:
+        groups.setdefault(f"srlg {r.srlg}" if r.srlg else r.key, []).append(r.key)
+    return {name: tuple(keys) for name, keys in groups.items()}
 
 
 def required_osnr(row) -> float | None:

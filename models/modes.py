@@ -205,6 +205,12 @@ def pool_gbps(switch_row) -> float:
     return max(g * n for g, n in switch_row["port_modes"].items())
 
 
+def power_cap_mw(inputs, site: str) -> float:
+    """The facility power site ``site`` may use: power_mw x (1 - power_headroom)."""
+    share = float(inputs.project.get("power_headroom") or 0.0)
+    return float(inputs.sites.loc[site, "power_mw"]) * (1.0 - share)
+
+
 def site_node_limits(inputs) -> dict[str, int]:
     """Most nodes each usable site needs or can hold in any mode: space (max_nodes, and the racks of its
     floorplan), facility power for the nodes alone, and the job itself (an optimal design never puts more
@@ -212,7 +218,7 @@ def site_node_limits(inputs) -> dict[str, int]:
     node = inputs.node_types.loc[inputs.project["node_type"]]
     node_w = float(node["node_power_kw"]) * 1e3
     job = -(-int(inputs.project["gpus_required"]) // int(node["gpus_per_node"]))
-    return {s: min(int(row["max_nodes"]), int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w), job,
+    return {s: min(int(row["max_nodes"]), int(power_cap_mw(inputs, s) * 1e6 / float(row["pue"]) // node_w), job,
                    floor_capacity(inputs, s))
             for s, row in inputs.sites.iterrows() if row["status"] != "excluded"}
 

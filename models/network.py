@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from models.intersite import InterSite, bdp_mb, end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs
-from models.modes import Mode, site_node_limits
+from models.intersite import (InterSite, bdp_mb, end_watts, failure_groups, fiber_gbps, is_gray, line_usd,
+                              links_on_pairs)
+from models.modes import Mode, power_cap_mw, site_node_limits
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -156,6 +157,8 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_dci_capacity(m, data)
     define_dci_routers(m, data)
     define_dci_attachment(m, data)
+    define_one_router_model(m, data)
+    define_route_diversity(m, data)
     define_rtt(m, data)
     define_workload(m, data)
     define_support(m, data)
@@ -409,21 +412,63 @@ def define_count_limits(m, data: ModelData) -> None:
     if not data.inter.routes:
         return
     sw = data.inputs.switches
-    factor = float(data.inputs.project["buffer_bdp_factor"])
-    most_gbps = data.route_most_gbps
-
-    def most_routers(s, k):
-        routes = [m.route[r] for r in m.incident[s]]
-        pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
-        ports = -(-sum(most_gbps(r) for r in routes) // pool) + -(-nic_gbps_per_node(data) * data.most_attachments(s)
-                                                                  // pool)
-        buffer_mb = float(sw.loc[k, "buffer_mb"])
-        bdp = factor * sum(bdp_mb(most_gbps(r), r.rtt_ms) for r in routes)
-        return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
-
     family = {k: sw.loc[k, "family"] for k in m.K}
-    m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(s, k) * sum(
+    m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(m, s, k) * sum(
         m.y[s, i] for i in m.modes_at[s] if sw.loc[data.modes[i].leaf, "family"] == family[k]))
+
+
+def most_routers(m, s, k) -> int:
+    """R_sk: the routers of model k alone that carry the most capacity site s's routes can hold (ports for both
+    sides, and the buffer)."""
+    data = m.data
+    sw = data.inputs.switches
+    routes = [m.route[r] for r in m.incident[s]]
+    pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
+    ports = -(-sum(data.route_most_gbps(r) for r in routes) // pool) + -(
+        -nic_gbps_per_node(data) * data.most_attachments(s) // pool)
+    buffer_mb = float(sw.loc[k, "buffer_mb"])
+    bdp = float(data.inputs.project["buffer_bdp_factor"]) * sum(bdp_mb(data.route_most_gbps(r), r.rtt_ms)
+                                                                 for r in routes)
+    return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
+
+
+def define_one_router_model(m, data: ModelData) -> None:
+    """one_dci_router_model: a site's DCI routers are of one model, pick_sk binary,
+    sum_k pick_sk <= 1 and routers_sk <= R_sk pick_sk (R_sk as in define_count_limits)."""
+    routed = [(s, k) for s, k in m.SK if m.incident[s]]
+    if not data.inputs.project.get("one_dci_router_model") or not routed:
+        return
+    m.router_pick = pyo.Var(routed, domain=pyo.Binary)
+    m.router_one = pyo.Constraint([s for s in data.sites if m.incident[s]], rule=lambda m, s: sum(
+        m.router_pick[s, k] for k in m.K) <= 1)
+    m.router_picked = pyo.Constraint(routed, rule=lambda m, s, k: m.routers[s, k]
+                                     <= most_routers(m, s, k) * m.router_pick[s, k])
+
+
+def define_route_diversity(m, data: ModelData) -> None:
+    """route_diversity (N-1): for each failure g (a route, or every route of one srlg group:
+    models.intersite.failure_groups) the open sites stay connected over the used routes outside g, as a
+    single-commodity flow from define_connectivity's root: for r not in g, 0 <= f_grd <= (|S|-1) use_r in
+    each direction d; inflow_gs - outflow_gs + supply_gs = open_s, 0 <= supply_gs <= |S| root_s. Exact: the
+    flow reaches every open site from the root exactly when the used routes outside g join them all."""
+    if not data.inputs.project.get("route_diversity") or len(data.sites) < 2 or not data.inter.routes:
+        return
+    n = len(data.sites)
+    groups = failure_groups(data.inter.routes)
+    m.G = pyo.Set(initialize=list(groups), ordered=True)
+    arcs = [(g, r, d) for g in groups for r in m.R if r not in groups[g] for d in (0, 1)]
+    m.rd_flow = pyo.Var(arcs, domain=pyo.NonNegativeReals)
+    m.rd_supply = pyo.Var(m.G, m.S, domain=pyo.NonNegativeReals)
+    m.rd_use = pyo.Constraint(arcs, rule=lambda m, g, r, d: m.rd_flow[g, r, d] <= (n - 1) * m.use[r])
+    m.rd_root = pyo.Constraint(m.G, m.S, rule=lambda m, g, s: m.rd_supply[g, s] <= n * m.root[s])
+    into, out = {}, {}
+    for g, r, d in arcs:
+        route = m.route[r]
+        head, tail = (route.b, route.a) if d == 0 else (route.a, route.b)
+        into.setdefault((g, head), []).append((g, r, d))
+        out.setdefault((g, tail), []).append((g, r, d))
+    m.rd_balance = pyo.Constraint(m.G, m.S, rule=lambda m, g, s: sum(m.rd_flow[a] for a in into.get((g, s), []))
+                                  - sum(m.rd_flow[a] for a in out.get((g, s), [])) + m.rd_supply[g, s] == m.open[s])
 
 
 def define_demand(m, data: ModelData) -> None:
@@ -790,12 +835,13 @@ def site_it_watts(m, s):
 
 
 def define_power(m, data: ModelData) -> None:
-    """Facility power: mw_s = PUE_s x IT_s / 1e6 <= power_mw_s open_s (the definition row in kW)."""
+    """Facility power: mw_s = PUE_s x IT_s / 1e6 <= cap_s open_s, cap_s = power_mw_s (1 - power_headroom)
+    (models.modes.power_cap_mw; the definition row in kW)."""
     sites = data.inputs.sites
     m.mw = pyo.Var(m.S, domain=pyo.NonNegativeReals)
     m.mw_def = pyo.Constraint(m.S, rule=lambda m, s: 1e3 * m.mw[s] == float(sites.loc[s, "pue"])
                               * site_it_watts(m, s) / 1e3)  # kW on both sides
-    m.power_cap = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] <= float(sites.loc[s, "power_mw"]) * m.open[s])
+    m.power_cap = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] <= power_cap_mw(data.inputs, s) * m.open[s])
 
 
 def site_capex(m, s):

@@ -4,8 +4,8 @@ Written from DESIGN.md section 4 and the rules the model docstrings state, witho
 ``models`` or ``designer.solve.run``: its own fabric enumeration (topology, tiers, protocol, switch per
 tier, speeds, port splits, cable per tier), its own switch-count arithmetic for a node count, its
 own cost, power and latency sums, and its own inter-site search (routes, coherent type, waves,
-fiber pairs, amplifiers, DCI routers, connectivity, RTT, dci_ratio). Nothing is relaxed: every
-site subset, every node count, every fabric, every route/coherent/wave assignment and every DCI
+fiber pairs, amplifiers, DCI routers, connectivity, RTT, dci_ratio, route_diversity with srlg groups, one DCI
+router model a site, power_headroom). Nothing is relaxed: every site subset, every node count, every fabric, every route/coherent/wave assignment and every DCI
 router mix is tried (dominated choices are pruned only where a cheaper choice is at least as good
 in every constraint). Meant for <= 4 sites, a few switches and optics, a few nodes per site.
 
@@ -477,7 +477,7 @@ class Oracle:
         if key in self._site_memo:
             return self._site_memo[key]
         row = self.inputs.sites.loc[s]
-        pue, cap_mw = float(row["pue"]), float(row["power_mw"])
+        pue, cap_mw = float(row["pue"]), float(row["power_mw"]) * (1 - float(self.p.get("power_headroom") or 0))
         per_w = self._dollars_per_watt(s)
         ratio = float(self.p["dci_ratio"])
         out = {}
@@ -556,6 +556,8 @@ class Oracle:
                 if last is None:
                     continue
                 counts = (*head, last)
+                if self.p.get("one_dci_router_model") and sum(c > 0 for c in counts) > 1:
+                    continue
                 cost = sum(float(sw.loc[m, "price_usd"]) * c for m, c in zip(models, counts))
                 watts = sum(float(sw.loc[m, "power_w"]) * c for m, c in zip(models, counts))
                 mixes.append((cost, watts, tuple((m, c) for m, c in zip(models, counts) if c)))
@@ -583,7 +585,9 @@ class Oracle:
             if not types:
                 continue
             amps = max(0, math.ceil(dist / float(r["amplifier_spacing_km"])) - 1)
+            srlg = r.get("srlg")
             out.append({"a": a, "b": b, "dist": dist, "rtt": rtt, "pairs": int(r["fiber_pairs"]), "types": types,
+                        "srlg": srlg if isinstance(srlg, str) and srlg.strip() else None,
                         "pair_cost": float(r["fiber_cost_usd_per_pair_km"]) * dist + amps * amp_price,
                         "amps": amps})
         return out
@@ -612,6 +616,8 @@ class Oracle:
         for pick in itertools.product(*options):
             used = [(r, o) for r, o in zip(routes, pick) if o is not None]
             if len(used) < len(opened) - 1 or not self._connected(opened, used, max_rtt):
+                continue
+            if self.p.get("route_diversity") and not self._diverse(opened, used):
                 continue
             cap = {s: 0.0 for s in opened}
             bdp = {s: 0.0 for s in opened}
@@ -664,6 +670,16 @@ class Oracle:
                         dist[a, b] = dist[a, k] + dist[k, b]
         limit = math.inf if max_rtt is None else max_rtt + 1e-12
         return all(dist[a, b] < math.inf and dist[a, b] <= limit for a in opened for b in opened)
+
+    @staticmethod
+    def _diverse(opened, used) -> bool:
+        """N-1: after losing any one used route, or every used route of one srlg group, the open sites are still
+        joined (by any path: no RTT limit on the detour)."""
+        failures = {}
+        for i, (r, _) in enumerate(used):
+            failures.setdefault(r["srlg"] or i, set()).add(i)
+        return all(Oracle._connected(opened, [u for i, u in enumerate(used) if i not in lost], None)
+                   for lost in failures.values())
 
     # -- whole problem ------------------------------------------------------------------------
 
@@ -811,7 +827,7 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
             if has_dci and len(routes) < len(sites) and often(4):
                 routes.append(dict(site_a=a, site_b=b, distance_km=pick([5, 40, 90, 150, 400]),
                                    fiber_pairs=pick([1, 2]), fiber_cost_usd_per_pair_km=pick([0, 50, 500]),
-                                   amplifier_spacing_km=pick([40, 80])))
+                                   amplifier_spacing_km=pick([40, 80]), srlg=pick([None, None, None, "duct"])))
         project = {"gpus_required": draw(st.integers(largest + 1, top) if spread else st.integers(1, largest)),
                    "node_type": "gpu_node", "max_oversubscription": pick([1, 1, 1.5, 2, 3]),
                    "dci_ratio": pick([0.125, 0, 0.0625, 0.25][: 3 if len(sites) > 3 else 4]),
@@ -832,6 +848,12 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
             project["topologies_allowed"] = pick(["leaf_spine", "fat_tree_3", "rail_optimized", "fat_tree_3",
                                                   "leaf_spine,fat_tree_3", "rail_optimized,fat_tree_3", "rail_only",
                                                   "leaf_mesh", "leaf_spine,rail_optimized,rail_only"])
+        if not often(5):
+            project["route_diversity"] = True
+        if not often(4):
+            project["one_dci_router_model"] = True
+        if not often(4):
+            project["power_headroom"] = pick([0.1, 0.25])
         if min_latency and not often(5):
             project["objective"] = "min_latency"
         if not often(3):

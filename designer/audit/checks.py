@@ -24,6 +24,7 @@ from designer.audit.fabric import (
     tier_rows,
 )
 from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
+from designer.audit.resilience import route_resilience
 from designer.inputs.catalog import roles
 
 __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
@@ -489,7 +490,7 @@ def check_site_bom(entry, graph, cat, design) -> list[str]:
 
 def check_site_power(entry, graph, cat, design) -> list[str]:
     """IT power recomputed from the site's BOM items and the catalog, times PUE, is the reported
-    power and within power_mw; nodes within max_nodes; required sites open, excluded ones closed."""
+    power and within power_mw x (1 - power_headroom); nodes within max_nodes; required sites open, excluded ones closed."""
     site = entry["name"]
     row = cat.sites[site]
     watts = sum(line["quantity"] * catalog_unit(line, cat)[1] for line in design["bom"]
@@ -503,9 +504,12 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
         out.append(f"{site}: IT power is {watts / 1e6:.6f} MW from the BOM and catalog, the design reports "
                    f"{entry['it_power_mw']:.6f} MW")
     power = max(facility, entry["power_mw"])
-    if power > float(row["power_mw"]) * (1 + 1e-9):
-        out.append(f"{site}: facility power {power:.3f} MW is above power_mw {row['power_mw']:g} by "
-                   f"{power - float(row['power_mw']):.3f} MW")
+    share = float(cat.project.get("power_headroom") or 0.0)
+    cap = float(row["power_mw"]) * (1 - share)
+    if power > cap * (1 + 1e-9):
+        held = f" less power_headroom {share:.0%}" if share else ""
+        out.append(f"{site}: facility power {power:.3f} MW is above power_mw {row['power_mw']:g}{held} "
+                   f"({cap:g} MW) by {power - cap:.3f} MW")
     if entry["nodes"] > int(row["max_nodes"]):
         out.append(f"{site}: {entry['nodes']} nodes exceed max_nodes {row['max_nodes']} by "
                    f"{entry['nodes'] - int(row['max_nodes'])}")
@@ -869,7 +873,8 @@ def check_intersite(design, cat) -> list[str]:
     coherent routes; with encrypt_dci, every link encrypted by its DCI optic or by MACsec on every DCI router at
     both ends. With more than one site open:
     capacity >= dci_ratio x NIC bandwidth, open sites connected over used routes, and every pair
-    within max_site_rtt_ms over used routes."""
+    within max_site_rtt_ms over used routes; with route_diversity, connected after any one failure (a route, or an
+    srlg group's routes: designer.audit.resilience); with one_dci_router_model, one DCI router model per site."""
     out, p = [], cat.project
     graph = build_intersite_graph(design)
     used = nx.Graph([(u, v, d) for u, v, d in graph.edges(data=True) if d.get("used")])
@@ -914,6 +919,9 @@ def check_intersite(design, cat) -> list[str]:
         cap = sum(c for c, _ in caps)
         bdp = sum(c * rtt / 8 for c, rtt in caps)
         dci = [t for t in s["tiers"] if t["tier"] == "dci"]
+        if p.get("one_dci_router_model") and len({t["model"] for t in dci}) > 1:
+            out.append(f"{name}: one_dci_router_model, but its DCI routers are of "
+                       f"{len({t['model'] for t in dci})} models ({', '.join(sorted({t['model'] for t in dci}))})")
         pool = sum(t["count"] * cat.pool_gbps(t["model"]) for t in dci)
         buffers = sum(t["count"] * float(cat.switches[t["model"]]["buffer_mb"]) for t in dci)
         att = s.get("dci_attachment") or {}
@@ -940,6 +948,12 @@ def check_intersite(design, cat) -> list[str]:
         parts = [sorted(c & set(names)) for c in nx.connected_components(used) if c & set(names)]
         if len(parts) > 1:
             out.append(f"open sites are not connected over used routes: {' | '.join(', '.join(c) for c in parts)}")
+        if p.get("route_diversity"):
+            for r in route_resilience(design):
+                if not r["sites_connected"]:
+                    what = f"srlg {r['srlg']} ({r['route']})" if r.get("srlg") else f"route {r['route']}"
+                    out.append(f"route_diversity: losing {what} cuts the open sites apart "
+                               f"({r['gpus_cut_off']:,} GPUs cut off)")
         limit = p.get("max_site_rtt_ms")
         if limit is not None:
             for a in names:

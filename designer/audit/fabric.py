@@ -347,6 +347,7 @@ def build_intersite_graph(design: dict) -> nx.Graph:
         if a in graph and b in graph:
             graph.add_edge(a, b, distance_km=float(route["distance_km"]), fiber_pairs_available=int(route["fiber_pairs"]),
                            amplifier_spacing_km=float(route.get("amplifier_spacing_km") or 80.0), used=False,
+                           srlg=route.get("srlg") or None,
                            capacity_gbps=0.0, wavelengths=0, fiber_pairs=0)
     for link in design.get("links", []):
         a, b = link["site_a"], link["site_b"]

@@ -176,6 +176,12 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
        default=3.0, ge=0, le=30, example=3),
     _f("encrypt_dci", "bool", "encrypt every link between sites: only DCI routers with MACsec (or, when none has it, "
        "DCI optics with line-rate encryption) are offered", default=False, example=False),
+    _f("route_diversity", "bool", "N-1 between sites: every open site keeps a path to every other open site after "
+       "any single route fails (or all routes of one srlg group together)", default=False, example=False),
+    _f("one_dci_router_model", "bool", "each site's DCI routers are all of one model (one spares pool, one "
+       "operating system)", default=False, example=False),
+    _f("power_headroom", "float", "share of each site's power_mw held back (the design may use power_mw x "
+       "(1 - power_headroom))", "", default=0.0, ge=0, lt=1, example=0.1, notation="share"),
     _positive("cable_m_dci_attach", "cable length DCI router to leaf (blank: from the layout, across the hall)",
               "m", example=60),
     _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
@@ -230,6 +236,8 @@ ROUTES = Sheet("routes", "table", "Fiber routes between two sites; no row = no d
               "dB/km", default=0.22, example=0.22),
     _f("band", "enum", "c: the C band; c+l: C and L band on every fiber pair (twice the wavelengths a pair "
        "carries, an L-band unit beside every C-band amplifier and mux/demux)", default="c", allowed=BANDS),
+    _f("srlg", "str", "shared-risk link group: routes with the same name fail together (one duct, bridge or "
+       "landing); blank: the route fails alone", example="i95-duct"),
 ))
 
 FLOORPLAN = Sheet("floorplan", "table", "Optional floor of a site's data hall, one row per site: cable lengths come "

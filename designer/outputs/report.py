@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from designer.formats import money
+from designer.formats import bandwidth, microseconds, money
 from designer.outputs import statistics as st
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -30,7 +30,7 @@ def _env() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(money=money, pct=st.percent, num=st.number, in_use=st.in_use,
                        mw=lambda x: "n/a" if x is None else f"{x:,.2f} MW" if abs(x) >= 1 or x == 0 else f"{x:.3g} MW",
-                       us=lambda x: "n/a" if x is None else f"{x:,.2f} us",
+                       us=microseconds, gbps=bandwidth,
                        md=lambda x: str(x if x is not None else "").replace("|", "\\|").replace("\n", " "))
     return env
 
@@ -84,6 +84,7 @@ def context(solution: dict, figures: bool = True) -> dict:
         "cost_by_site": [{"scope": k, "usd": v} for k, v in st.cost_by_site(solution).items()],
         "power": st.power_vs_cap(solution), "locations": locations, "routes": st.route_rows(solution),
         "sites": sites, "comm": comm, "constraints": st.constraint_rows(solution),
+        "resilience": st.resilience_view(solution),
         "modes": {"enumerated": 0, "kept": 0, **(solution.get("modes") or {})},
         "modes_filtered": st.modes_filtered(solution),
         "bom": st.bom_rows(solution), "spares": solution.get("spares") or [],

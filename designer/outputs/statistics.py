@@ -237,6 +237,30 @@ def fabric_summary(site: dict) -> dict:
             "floor": floor_text(site)}
 
 
+RAIL_ONLY_CAVEAT = ("rail-only: each rail is its own network and no switch joins the rails; traffic between GPUs "
+                    "on different rails crosses the node's NVLink first, so the bisection is per rail")
+
+
+def resilience_view(solution: dict) -> dict | None:
+    """design.json ``resilience`` for the report: per open site its bisection (per network: a plane, or a rail of
+    a rail-only fabric) and what the most loaded spine or core switch leaves; per failure (a route, or an srlg
+    group's routes) the capacity lost and left and the GPUs cut off; whether the workbook requires N-1."""
+    res = solution.get("resilience")
+    if not res:
+        return None
+    by_name = {s["name"]: s for s in open_sites(solution)}
+    sites = []
+    for r in res.get("sites", []):
+        rail_only = (by_name.get(r["site"]) or {}).get("topology") == "rail_only"
+        losses = [{"role": role, "device": r[role]["device"], "left_gbps": r[role]["bisection_left_gbps"],
+                   "share_left": r[role]["share_left"]} for role in ("spine", "core") if r.get(role)]
+        sites.append({"site": r["site"], "bisection_gbps": r.get("bisection_gbps"), "networks": r.get("networks"),
+                      "per_network_gbps": r.get("per_network_gbps"), "unit": "rail" if rail_only else "network",
+                      "caveat": RAIL_ONLY_CAVEAT if rail_only else None, "losses": losses})
+    project = (solution.get("inputs") or {}).get("project") or {}
+    return {"sites": sites, "routes": list(res.get("routes", [])), "required": bool(project.get("route_diversity"))}
+
+
 def floor_plan(site: dict) -> dict | None:
     """The floor a site's figure draws (its ``layout``): racks of nodes along rows, each rack's group (the
     scalable unit a rail leaf serves, or the nodes of one top-of-rack leaf), rows and nodes per rack."""

@@ -16,7 +16,7 @@ from designer.formats import money
 from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
 from designer.solve.spares import spare_lines
-from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
+from models.modes import hall_nodes, pool_gbps, power_cap_mw, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, is_gray, links_on_pairs, required_osnr, route_watts
 from models.network import (
     HOURS_PER_YEAR,
@@ -150,7 +150,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         picked = [i for i in model.modes_at[s] if ival(model.y[s, i]) == 1]
         entry = {"name": s, "open": bool(picked), "nodes": 0, "gpus": 0, "topology": None, "protocol": None,
                  "link_gbps": None, "oversubscription": None, "tiers": [], "power_mw": 0.0, "capex_usd": 0.0,
-                 "fabric_latency_us": None, "power_cap_mw": float(row["power_mw"]), "max_nodes": int(row["max_nodes"]),
+                 "fabric_latency_us": None, "power_cap_mw": power_cap_mw(inputs, s), "max_nodes": int(row["max_nodes"]),
                  "pue": float(row["pue"])}
         if picked:
             entry.update(site_fabric(model, data, s, picked[0], bom))
