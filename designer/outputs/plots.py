@@ -429,32 +429,43 @@ def communication_figure(comm: dict):
 
 # --- sweeps --------------------------------------------------------------------------------------
 
+FRONTS = ("#C44E52", "#4C72B0", "#55A868", "#8172B3", "#CCB974")  # one colour per GPU count's front
+
+
 def pareto_figure(rows: list[dict], front_latency: set, front_gpus: set):
-    """Cost against worst fabric latency and against GPUs; non-dominated scenarios marked."""
+    """Cost per GPU against worst fabric latency (a front per GPU count: only designs of the same size compete)
+    and cost against GPUs; non-dominated scenarios marked."""
     ok = [r for r in rows if r.get("cost_usd") is not None]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, key, front, xlabel in ((ax1, "worst_latency_us", front_latency, "worst fabric latency (us)"),
-                                   (ax2, "gpus", front_gpus, "GPUs")):
-        pts = [r for r in ok if r.get(key) is not None]
+    for ax, key, front, xlabel, ylabel in ((ax1, "worst_latency_us", front_latency, "worst fabric latency (µs)",
+                                            "cost per GPU"), (ax2, "gpus", front_gpus, "GPUs", "cost")):
+        pts = [r for r in ok if r.get(key) is not None and r.get("gpus")]
+
+        def cost(r):
+            return r["cost_usd"] / r["gpus"] if ax is ax1 else r["cost_usd"]
+
         others = [r for r in pts if r["scenario"] not in front]
-        best = sorted([r for r in pts if r["scenario"] in front], key=lambda r: r[key])
-        ax.scatter([r[key] for r in others], [r["cost_usd"] for r in others], color="#999", s=30,
-                   label="dominated")
-        ax.plot([r[key] for r in best], [r["cost_usd"] for r in best], color="#C44E52", marker="o", lw=1.2,
-                ms=7, label="non-dominated")
+        ax.scatter([r[key] for r in others], [cost(r) for r in others], color="#999", s=30, label="dominated")
+        sizes = sorted({r["gpus"] for r in pts}) if ax is ax1 else [None]
+        for k, size in enumerate(sizes):
+            best = sorted([r for r in pts if r["scenario"] in front and size in (None, r["gpus"])], key=lambda r: r[key])
+            label = "non-dominated" + (f" ({size:,} GPUs)" if size is not None and len(sizes) > 1 else "")
+            ax.plot([r[key] for r in best], [cost(r) for r in best], color=FRONTS[k % len(FRONTS)],
+                    marker="o", lw=1.2, ms=7, label=label)
         labels: dict[tuple, list[str]] = {}
         for r in pts:  # scenarios at the same point share one label
-            labels.setdefault((r[key], round(r["cost_usd"], 2)), []).append(r["scenario"])
+            labels.setdefault((r[key], round(cost(r), 2)), []).append(r["scenario"])
         for (x, y), names in labels.items():
             ax.annotate(", ".join(names), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
                         color="#333")
         _millions(ax, "y")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("cost")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, frameon=False)
     failed = len(rows) - len(ok)
-    ax1.set_title("cost against worst latency (lower-left is better)", loc="left")
+    ax1.set_title("cost per GPU against worst latency, same GPU count (lower-left is better)", loc="left",
+                  fontsize=10)
     ax2.set_title("cost against GPUs (lower-right is better)", loc="left")
     if failed:
         fig.suptitle(f"{failed} of {len(rows)} scenario(s) had no design and are not plotted", fontsize=9,
