@@ -26,7 +26,8 @@ from designer.solve.run import SolveOptions, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
-SECTIONS = ["summary", "cost", "power", "map", "sites", "communication", "constraints", "modes", "bom", "provenance"]
+SECTIONS = ["summary", "cost", "power", "map", "sites", "resilience", "communication", "constraints", "modes", "bom",
+            "provenance"]
 WORKLOAD = {"model_params_billion": 1, "step_compute_ms": 500, "grad_accum_steps": 4, "max_comm_fraction": 0.5}
 IMG = re.compile(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 EXTERNAL = re.compile(r'''(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//''', re.I)

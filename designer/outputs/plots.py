@@ -248,8 +248,10 @@ def _boxes(count: int) -> tuple[list[float], bool]:
 
 
 def fabric_figure(site: dict):
-    """The scale-out fabric of one site as tiers of switches: model, count, ports, speeds, links."""
+    """The scale-out fabric of one site as tiers of switches: model, count, ports, speeds, links. A rail-only
+    fabric is drawn as one rail ("x 8": its rails are copies, not joined)."""
     f = st.fabric_summary(site)
+    rails = f["networks"] if f["rail_only"] else 1
     tiers = f["tiers"]
     levels = [("nodes", None)] + [(t["tier"], t) for t in tiers]
     mesh = f["topology"] == "leaf_mesh" and any(lk["tier"] == "leaf_leaf" for lk in f["links"])
@@ -260,7 +262,7 @@ def fabric_figure(site: dict):
     ax.axis("off")
     xs_by_level = []
     for y, (name, t) in enumerate(levels):
-        count = f["nodes"] if t is None else t["count"]
+        count = f["nodes"] if t is None else t["per_network"] if f["rail_only"] else t["count"]
         xs, elided = _boxes(int(count or 0))
         xs_by_level.append(xs)
         w, h = (0.7, 0.34) if t is None else (min(0.9, 9.0 / max(len(xs), 1)), 0.42)
@@ -281,7 +283,10 @@ def fabric_figure(site: dict):
                 up = f" / {t['up_ports']} up @{t.get('up_gbps') or t['port_gbps']}G" if t.get("up_ports") else ""
                 ports = f"\n{t['down_ports']} down @{t.get('down_gbps') or t['port_gbps']}G{up}"
             per_plane = f" ({t['per_plane']:g}/plane)" if f["planes"] > 1 else ""
-            label = f"{t['tier']} x{t['count']:,}{per_plane}\n{t['model']}{ports}"
+            if f["rail_only"]:
+                label = f"{t['tier']} x{t['per_network']:g} a rail\n(x {rails} = {t['count']:,})\n{t['model']}{ports}"
+            else:
+                label = f"{t['tier']} x{t['count']:,}{per_plane}\n{t['model']}{ports}"
         ax.text(-0.5, y, label, ha="right", va="center", fontsize=8)
     # links between consecutive levels
     for y in range(len(levels) - 1):
@@ -300,8 +305,9 @@ def fabric_figure(site: dict):
     for lk in f["links"]:
         y = link_y.get(lk["tier"], 0.5)
         what = lk["item"] if lk["kind"] in ("dac", "aoc") else f"{lk['modules']:,} x {lk['item']}"
-        text = (f"{lk['tier'].replace('_', '-')}: {lk['count']:,} links x {lk['gbps']}G, {lk['length_m']:g} m\n"
-                f"{what}")
+        per_rail = f" ({lk['count'] / rails:g} a rail)" if f["rail_only"] else ""
+        text = (f"{lk['tier'].replace('_', '-')}: {lk['count']:,} links{per_rail} x {lk['gbps']}G, "
+                f"{lk['length_m']:g} m\n{what}")
         ax.text(10.5, y, text, ha="left", va="center", fontsize=7.5, color="#222")
     if f["dci"]:
         dci_text = "DCI: " + ", ".join(f"{d['count']} x {d['model']}" for d in f["dci"])
@@ -319,8 +325,10 @@ def fabric_figure(site: dict):
     planes = f["planes"]
     title = (f"{f['site']}: {f['topology']} ({f['fabric_tiers']}-tier), {f['protocol']}, {f['link_gbps']}G NICs, "
              f"oversubscription {over:.3g}:1, {planes} plane{'s' if planes > 1 else ''}")
-    if planes > 1 or f["topology"] == "rail_only":
-        title += " (one plane drawn" + (", one network per rail" if f["topology"] == "rail_only" else "") + ")"
+    if f["rail_only"]:
+        title += f"\none rail drawn, x {rails}: the rails are not joined, cross-rail traffic goes over NVLink"
+    elif planes > 1:
+        title += " (one plane drawn)"
     ax.set_title(title, loc="left")
     return fig
 

@@ -51,6 +51,11 @@ def number(x, digits: int = 2) -> str:
 
 # --- summary -------------------------------------------------------------------------------------
 
+#: a run's status in a planner's words (the solver's own termination is in the provenance)
+STATUS_WORDS = {"optimal": "proved optimal within the MIP gap", "feasible": "meets every limit; not proved optimal",
+                "infeasible": "no design meets every limit", "no_solution": "stopped before finding a design"}
+
+
 def open_sites(solution: dict) -> list[dict]:
     return [s for s in solution.get("sites", []) if s.get("open")]
 
@@ -81,6 +86,8 @@ def overview(solution: dict) -> dict:
         "power_mw": totals.get("power_mw"),
         "power_cap_mw": sum(s.get("power_cap_mw") or 0.0 for s in open_sites(solution)),
         "coherent_ports": totals.get("coherent_ports", 0),
+        "wavelengths": sum(int(lk.get("wavelengths") or 0) for lk in solution.get("links", [])),
+        "status_words": STATUS_WORDS.get(solution.get("status"), solution.get("status")),
         "mip_gap": solution.get("mip_gap"),
         "solve_seconds": solution.get("solve_seconds"),
         "worst_latency_us": worst_latency_us(solution),
@@ -222,22 +229,27 @@ def latency_budget(site: dict, limit_us: float | None = None) -> dict:
 
 
 def fabric_summary(site: dict) -> dict:
-    """The facts a fabric diagram shows: tiers with counts per plane, links per tier."""
+    """The facts a fabric diagram shows: tiers with counts per plane and per network (a plane, or one rail of a
+    rail-only fabric: its rails are not joined), links per tier."""
     planes = int(site.get("planes") or 1)
+    rail_only = site.get("topology") == "rail_only"
+    networks = planes * int(site.get("rails") or 1) if rail_only else planes
     tiers = []
     for t in fabric_tiers(site):
-        tiers.append({**t, "per_plane": t["count"] / planes if planes else t["count"]})
+        tiers.append({**t, "per_plane": t["count"] / planes if planes else t["count"],
+                      "per_network": t["count"] / networks})
     return {"site": site["name"], "topology": site.get("topology"), "protocol": site.get("protocol"),
             "fabric_tiers": site.get("fabric_tiers"), "planes": planes, "rails": site.get("rails"),
             "nodes": site.get("nodes"), "gpus": site.get("gpus"), "endpoints": site.get("endpoints"),
             "link_gbps": site.get("link_gbps"), "oversubscription": site.get("oversubscription"),
-            "scalable_units": site.get("scalable_units"), "tiers": tiers,
+            "scalable_units": site.get("scalable_units"), "tiers": tiers, "networks": networks, "rail_only": rail_only,
+            "caveat": RAIL_ONLY_CAVEAT if rail_only else None,
             "links": list(site.get("fabric_links") or []), "dci": dci_tiers(site),
             "dci_capacity_gbps": site.get("dci_capacity_gbps"), "dci_attachment": site.get("dci_attachment"),
             "floor": floor_text(site)}
 
 
-RAIL_ONLY_CAVEAT = ("rail-only: each rail is its own network and no switch joins the rails; traffic between GPUs "
+RAIL_ONLY_CAVEAT = ("Rail-only: each rail is its own network and no switch joins the rails; traffic between GPUs "
                     "on different rails crosses the node's NVLink first, so the bisection is per rail")
 
 

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from designer.audit import resilience
-
-
-def money(x: float) -> str:
-    return f"${x / 1e6:,.1f}M" if abs(x) >= 1e6 else f"${x:,.0f}"
+from designer.formats import money
 
 
 def summary_lines(solution: dict) -> list[str]:
@@ -17,7 +14,7 @@ def summary_lines(solution: dict) -> list[str]:
         f"design {solution.get('name')}: {solution['status']} (gap {gap_text}, {solution['solve_seconds']:.1f} s)",
         f"  {totals['gpus']:,} GPUs on {totals['nodes']:,} nodes at {totals['sites_open']} site(s); "
         f"capex {money(totals['capex_usd'])}, power {totals['power_mw']:.2f} MW, "
-        f"coherent ports {totals['coherent_ports']}",
+        f"{totals['coherent_ports']:,} DCI optic modules",
     ]
     if totals.get("spares_usd"):
         lines.append(f"  spares {money(totals['spares_usd'])} (sized after the optimization); capex with spares "
@@ -33,11 +30,13 @@ def summary_lines(solution: dict) -> list[str]:
         lines.append(
             f"  {site['name']}: {site['gpus']:,} GPUs, {site['topology']} ({site['fabric_tiers']}-tier, "
             f"{site['planes']} plane(s)), {site['protocol']}, {site['link_gbps']}G NICs, "
-            f"oversubscription {site['oversubscription']:g}:1, latency {site['fabric_latency_us']:.2f} us, "
+            f"oversubscription {site['oversubscription']:g}:1, latency {site['fabric_latency_us']:.2f} µs, "
             f"{site['power_mw']:.2f}/{site['power_cap_mw']:g} MW, {money(site['capex_usd'])}")
         lines.append(f"    switches: {counts}")
     for link in solution["links"]:
-        lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} x {link['coherent_model']} "
-                     f"({link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
+        what = "wavelengths" if (link.get("optic_kind") or "coherent") == "coherent" else "links"
+        lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} {what} of {link['coherent_model']} "
+                     f"({link['coherent_ports']} modules, "
+                     f"{link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
                      f"{link['amplifiers']} amplifiers, RTT {link['rtt_ms']:.3f} ms")
     return lines + resilience.summary_lines(solution.get("resilience"))
