@@ -226,7 +226,24 @@ def prepare(inputs, sites: list[str]) -> InterSite:
             excluded.append((a, b, f"RTT above max_site_rtt_ms {max_rtt:g}"))
         elif max_rtt is not None:
             rtt_arcs[(a, b)] = arcs_within(routes, lengths[a], lengths[b], max_rtt)
+    if project.get("route_diversity"):
+        excluded += not_diverse(graph, routes, {frozenset(p[:2]) for p in excluded})
     return InterSite(routes, routers, usable_coherent, excluded, rtt_arcs, notes, encryption)
+
+
+def not_diverse(graph: nx.Graph, routes: list[Route], known: set) -> list[tuple[str, str, str]]:
+    """Site pairs that no design may open together under route_diversity: some one failure (failure_groups)
+    separates them over every usable route, so it separates them over the used ones too."""
+    out = []
+    for name, keys in failure_groups(routes).items():
+        rest = graph.copy()
+        rest.remove_edges_from((r.a, r.b) for r in routes if r.key in keys)
+        part = {n: k for k, c in enumerate(nx.connected_components(rest)) for n in c}
+        for a, b in itertools.combinations(graph.nodes, 2):
+            if part[a] != part[b] and frozenset((a, b)) not in known:
+                known.add(frozenset((a, b)))
+                out.append((a, b, f"route_diversity: losing {name} separates them"))
+    return out
 
 
 def srlg_of(row) -> str | None:

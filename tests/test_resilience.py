@@ -14,6 +14,9 @@ import pytest
 from designer.audit.checks import audit
 from designer.audit.resilience import route_resilience
 from designer.errors import Infeasible
+from designer.inputs.workbook import load_inputs
+from designer.inputs.writer import write_workbook
+from models.intersite import prepare
 from test_model import design, opened, site, tier_counts, two_sites
 
 
@@ -65,10 +68,15 @@ def test_audit_fails_a_design_that_breaks_n_minus_1(tmp_path):
 
 def test_a_shared_risk_group_fails_together(tmp_path):
     """a-b and a-c in one duct: losing it cuts a off, so N-1 over the groups has no design with a open, and all
-    three sites must open. The triangle passes N-1 over single routes but not over the group."""
+    three sites must open: infeasible, and the reason names the group (models.intersite.not_diverse rules the
+    pairs out before the solve). The triangle passes N-1 over single routes but not over the group."""
     book = triangle(route_diversity=True)
     book["routes"][0]["srlg"] = book["routes"][2]["srlg"] = "duct1"
-    with pytest.raises(Infeasible):
+    inputs = load_inputs(write_workbook(tmp_path / "grouped.xlsx", book))
+    assert prepare(inputs, ["a", "b", "c"]).excluded_pairs == [
+        ("a", "b", "route_diversity: losing srlg duct1 separates them"),
+        ("a", "c", "route_diversity: losing srlg duct1 separates them")]
+    with pytest.raises(Infeasible, match=r"route_diversity; e\.g\. sites a and b: losing srlg duct1 separates them"):
         design(tmp_path, book, "grouped")
     sol = design(tmp_path, triangle(route_diversity=True), "single")
     echoed = {(r["site_a"], r["site_b"]): r for r in sol["inputs"]["routes"]}

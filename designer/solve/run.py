@@ -17,6 +17,7 @@ from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.start import better_of, greedy_start, snapshot
+from models.modes import power_cap_mw
 from models.network import (
     COST_SCALE,
     ModelData,
@@ -210,7 +211,7 @@ def infeasible_reason(inputs, data: ModelData) -> str:
     offered = 0
     for s in data.sites:
         row = inputs.sites.loc[s]
-        by_power = int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w)
+        by_power = int(power_cap_mw(inputs, s) * 1e6 / float(row["pue"]) // node_w)
         offered += min(int(row["max_nodes"]), by_power, max(mode.node_cap for mode in data.modes)) * gpn
     required = int(project["gpus_required"])
     if offered < required:
@@ -225,5 +226,11 @@ def infeasible_reason(inputs, data: ModelData) -> str:
     if len(data.sites) > 1 and data.inter.excluded_pairs and project.get("max_site_rtt_ms") is not None:
         return ("no set of sites meets the GPU demand, power and space while every pair of open sites stays within "
                 f"max_site_rtt_ms {project['max_site_rtt_ms']:g} over used routes")
+    apart = [(a, b, why) for a, b, why in data.inter.excluded_pairs if why.startswith("route_diversity")]
+    if len(data.sites) > 1 and apart:
+        a, b, why = apart[0]
+        return ("no set of sites meets the GPU demand, power and space while every open site keeps a path to the "
+                f"others after any one route or srlg group fails (route_diversity; e.g. sites {a} and {b}: "
+                f"{why.split(': ', 1)[1]})")
     return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach); "
             "see the constraint notes: " + "; ".join(data.inter.notes[:3]))
