@@ -5,9 +5,9 @@ Written from DESIGN.md section 4 and the rules the model docstrings state, witho
 tier, speeds, port splits, cable per tier), its own switch-count arithmetic for a node count, its
 own cost, power and latency sums, and its own inter-site search (routes, coherent type, waves,
 fiber pairs, amplifiers, DCI routers, connectivity, RTT, dci_ratio, route_diversity with srlg groups, one DCI
-router model a site, power_headroom). Nothing is relaxed: every site subset, every node count, every fabric, every route/coherent/wave assignment and every DCI
-router mix is tried (dominated choices are pruned only where a cheaper choice is at least as good
-in every constraint). Meant for <= 4 sites, a few switches and optics, a few nodes per site.
+router model a site, power_headroom). Nothing is relaxed: every site subset, every node count, every fabric,
+every route/coherent/wave assignment and every DCI router mix is tried (dominated choices are pruned only where
+a cheaper choice is at least as good in every constraint). Meant for <= 4 sites, a few switches and optics, a few nodes per site.
 
 The workload sheet is not modelled: ``solve`` refuses inputs that carry one.
 

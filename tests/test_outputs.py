@@ -45,7 +45,8 @@ def test_design_xlsx_is_a_planners_workbook(tmp_path, path_design):
         assert all(c.font.b for c in ws[1] if c.value is not None), ws.title
     bom = book["bom"]
     head = [c.value for c in bom[1]]
-    assert bom.auto_filter.ref == f"A1:{bom.cell(1, len(head)).column_letter}{len(path_design['bom']) + len(path_design['spares']) + 1}"
+    last = len(path_design["bom"]) + len(path_design["spares"]) + 1  # the header and the lines, not the totals
+    assert bom.auto_filter.ref == f"A1:{bom.cell(1, len(head)).column_letter}{last}"
     rows = list(bom.iter_rows(min_row=2))
     col = {name: k for k, name in enumerate(head)}
     first = rows[0]

@@ -490,7 +490,8 @@ def check_site_bom(entry, graph, cat, design) -> list[str]:
 
 def check_site_power(entry, graph, cat, design) -> list[str]:
     """IT power recomputed from the site's BOM items and the catalog, times PUE, is the reported
-    power and within power_mw x (1 - power_headroom); nodes within max_nodes; required sites open, excluded ones closed."""
+    power and within power_mw x (1 - power_headroom); nodes within max_nodes; required sites open, excluded
+    ones closed."""
     site = entry["name"]
     row = cat.sites[site]
     watts = sum(line["quantity"] * catalog_unit(line, cat)[1] for line in design["bom"]

@@ -1,8 +1,8 @@
 """Resilience of a design: what one failure leaves (design.json ``resilience``).
 
 - Per open site: the bisection bandwidth (max-flow across the site's balanced cut, designer.audit.flows,
-  summed over its planes and rails, and per one of those networks: they are not joined) and what is left of it after losing the most loaded spine
-  (aggregation) switch, and the most loaded core switch.
+  summed over its planes and rails, and per one of those networks: they are not joined) and what is left of it
+  after losing the most loaded spine (aggregation) switch, and the most loaded core switch.
 - Per failure (a used route, or all used routes of one shared-risk group, the routes sheet's ``srlg``): the
   inter-site capacity left without it, whether the open sites stay connected, and the GPUs cut off.
 """

@@ -456,7 +456,8 @@ def pareto_figure(rows: list[dict], front_latency: set, front_gpus: set):
         ax.scatter([r[key] for r in others], [cost(r) for r in others], color="#999", s=30, label="dominated")
         sizes = sorted({r["gpus"] for r in pts}) if ax is ax1 else [None]
         for k, size in enumerate(sizes):
-            best = sorted([r for r in pts if r["scenario"] in front and size in (None, r["gpus"])], key=lambda r: r[key])
+            best = sorted([r for r in pts if r["scenario"] in front and size in (None, r["gpus"])],
+                          key=lambda r: r[key])
             label = "non-dominated" + (f" ({size:,} GPUs)" if size is not None and len(sizes) > 1 else "")
             ax.plot([r[key] for r in best], [cost(r) for r in best], color=FRONTS[k % len(FRONTS)],
                     marker="o", lw=1.2, ms=7, label=label)

@@ -35,8 +35,8 @@ def summary_lines(solution: dict) -> list[str]:
         lines.append(f"    switches: {counts}")
     for link in solution["links"]:
         what = "wavelengths" if (link.get("optic_kind") or "coherent") == "coherent" else "links"
-        lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} {what} of {link['coherent_model']} "
-                     f"({link['coherent_ports']} modules, "
+        lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} {what} of "
+                     f"{link['coherent_model']} ({link['coherent_ports']} modules, "
                      f"{link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
                      f"{link['amplifiers']} amplifiers, RTT {link['rtt_ms']:.3f} ms")
     return lines + resilience.summary_lines(solution.get("resilience"))
