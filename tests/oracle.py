@@ -729,7 +729,7 @@ def solve(inputs, rules: Rules = Rules()) -> Answer | None:
 # --- instances --------------------------------------------------------------------------------
 
 def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = True, twin_port: bool = True,
-                   multi_site: bool = False):
+                   multi_site: bool = False, resilience: bool = False):
     """A hypothesis strategy of tiny valid workbooks (dict of sheets for designer.xlsx.write_workbook).
 
     A base that is usually feasible (a leaf/spine/core switch at the NIC speed, a cable that reaches a
@@ -738,7 +738,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
     1-4 NICs over 1-2 planes, 1..max_sites sites of 1-8 nodes, routes between most site pairs. About
     half the multi-site instances need more GPUs than one site holds. No workload sheet. ``budget``,
     ``min_latency`` and ``twin_port`` allow a budget, the min_latency objective, twin-port modules;
-    ``multi_site`` draws at least two sites and, when they can, more GPUs than one site holds."""
+    ``multi_site`` draws at least two sites and, when they can, more GPUs than one site holds; ``resilience``
+    sometimes puts routes in one srlg group and sets route_diversity, one_dci_router_model, power_headroom."""
     from hypothesis import strategies as st
 
     shapes = ["3x400", "4x400", "6x400", "8x400", "4x800,8x400", "2x800,4x400,8x200", "4x400,8x200", "6x200",
@@ -827,7 +828,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
             if has_dci and len(routes) < len(sites) and often(4):
                 routes.append(dict(site_a=a, site_b=b, distance_km=pick([5, 40, 90, 150, 400]),
                                    fiber_pairs=pick([1, 2]), fiber_cost_usd_per_pair_km=pick([0, 50, 500]),
-                                   amplifier_spacing_km=pick([40, 80]), srlg=pick([None, None, None, "duct"])))
+                                   amplifier_spacing_km=pick([40, 80]),
+                                   srlg=pick([None, None, None, "duct"]) if resilience else None))
         project = {"gpus_required": draw(st.integers(largest + 1, top) if spread else st.integers(1, largest)),
                    "node_type": "gpu_node", "max_oversubscription": pick([1, 1, 1.5, 2, 3]),
                    "dci_ratio": pick([0.125, 0, 0.0625, 0.25][: 3 if len(sites) > 3 else 4]),
@@ -848,11 +850,11 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
             project["topologies_allowed"] = pick(["leaf_spine", "fat_tree_3", "rail_optimized", "fat_tree_3",
                                                   "leaf_spine,fat_tree_3", "rail_optimized,fat_tree_3", "rail_only",
                                                   "leaf_mesh", "leaf_spine,rail_optimized,rail_only"])
-        if not often(5):
+        if resilience and not often(5):
             project["route_diversity"] = True
-        if not often(4):
+        if resilience and not often(4):
             project["one_dci_router_model"] = True
-        if not often(4):
+        if resilience and not often(4):
             project["power_headroom"] = pick([0.1, 0.25])
         if min_latency and not often(5):
             project["objective"] = "min_latency"

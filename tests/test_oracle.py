@@ -93,7 +93,7 @@ def test_route_diversity_equals_exhaustive_search(tmp_path):
     seen: Counter = Counter()
 
     @settings(max_examples=max(20, EXAMPLES // 5))
-    @given(oracle.tiny_workbooks(max_sites=3, budget=False, min_latency=False, multi_site=True))
+    @given(oracle.tiny_workbooks(max_sites=3, budget=False, min_latency=False, multi_site=True, resilience=True))
     def check(book):
         names = [x["name"] for x in book["sites"]]
         assume(len(names) == 3 and book["routes"])
