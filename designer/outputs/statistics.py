@@ -263,14 +263,19 @@ def resilience_view(solution: dict) -> dict | None:
     by_name = {s["name"]: s for s in open_sites(solution)}
     sites = []
     for r in res.get("sites", []):
-        rail_only = (by_name.get(r["site"]) or {}).get("topology") == "rail_only"
+        site = by_name.get(r["site"]) or {}
+        rail_only = site.get("topology") == "rail_only"
+        n, planes = r.get("networks") or 1, int(site.get("planes") or 1)
+        split = f"{n} rails" + (f" ({planes} planes x {n // planes})" if planes > 1 else "") if rail_only \
+            else f"{n} planes"
         losses = [{"role": role, "device": r[role]["device"], "left_gbps": r[role]["bisection_left_gbps"],
                    "share_left": r[role]["share_left"]} for role in ("spine", "core") if r.get(role)]
         sites.append({"site": r["site"], "bisection_gbps": r.get("bisection_gbps"), "networks": r.get("networks"),
-                      "per_network_gbps": r.get("per_network_gbps"), "unit": "rail" if rail_only else "network",
-                      "caveat": RAIL_ONLY_CAVEAT if rail_only else None, "losses": losses})
+                      "per_network_gbps": r.get("per_network_gbps"), "split": split,
+                      "rail_only": rail_only, "losses": losses})
     project = (solution.get("inputs") or {}).get("project") or {}
-    return {"sites": sites, "routes": list(res.get("routes", [])), "required": bool(project.get("route_diversity"))}
+    return {"sites": sites, "routes": list(res.get("routes", [])), "required": bool(project.get("route_diversity")),
+            "rail_only": [s["site"] for s in sites if s["rail_only"]], "caveat": RAIL_ONLY_CAVEAT}
 
 
 def floor_plan(site: dict) -> dict | None:
