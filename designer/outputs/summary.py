@@ -34,7 +34,8 @@ def summary_lines(solution: dict) -> list[str]:
             f"{site['power_mw']:.2f}/{site['power_cap_mw']:g} MW, {money(site['capex_usd'])}")
         lines.append(f"    switches: {counts}")
     for link in solution["links"]:
-        what = "wavelengths" if (link.get("optic_kind") or "coherent") == "coherent" else "links"
+        what = ("wavelength" if (link.get("optic_kind") or "coherent") == "coherent" else "link") + (
+            "s" if link["wavelengths"] != 1 else "")
         lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} {what} of "
                      f"{link['coherent_model']} ({link['coherent_ports']} modules, "
                      f"{link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
