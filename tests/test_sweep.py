@@ -50,7 +50,7 @@ def check_grid(rows: list[dict], out) -> None:
     table = read_csv(out / "sweep.csv")
     assert [t["scenario"] for t in table] == [r["scenario"] for r in rows]
     assert {"gpus_required", "budget_usd", "status", "cost_usd", "gpus", "worst_latency_us", "power_mw",
-            "sites_opened", "mip_gap", "solve_seconds", "reason", "pareto_latency", "pareto_gpus"} <= set(table[0])
+            "sites_opened", "most_gpus_cut_off", "mip_gap", "solve_seconds", "reason", "pareto_latency", "pareto_gpus"} <= set(table[0])
     sheet = openpyxl.load_workbook(out / "sweep.xlsx")["scenarios"]
     assert sheet.max_row == 7
     assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -29,9 +29,8 @@ from designer.errors import InputError, Problem
 LIST_SEPARATOR = ";"  # values of list-valued keys (protocols_allowed) are split on ";" instead of ","
 BLANK = {"", "none", "blank", "null"}
 ROW_COLUMNS = ["scenario", "status", "reason", "cost_usd", "capex_usd", "gpus", "cost_per_gpu_usd", "worst_latency_us",
-               "power_mw",
-               "sites_open", "sites_opened", "mip_gap", "solve_seconds", "wall_seconds", "pareto_latency",
-               "pareto_gpus", "diagnosis", "folder"]
+               "power_mw", "sites_open", "sites_opened", "most_gpus_cut_off", "mip_gap", "solve_seconds",
+               "wall_seconds", "pareto_latency", "pareto_gpus", "diagnosis", "folder"]
 
 
 # --- parsing and validating the variations --------------------------------------------------------
@@ -163,6 +162,7 @@ def run_scenario(task: dict) -> dict:
 
     Runs in a worker (a local process or a dask worker): it touches no shared folder, and every failure
     becomes a row with its reason."""
+    from designer.audit.resilience import resilience
     from designer.errors import Infeasible, NoSolution
     from designer.outputs.export import write_outputs
     from designer.outputs.report import write_infeasible, write_reports
@@ -179,6 +179,7 @@ def run_scenario(task: dict) -> dict:
         out = Path(tmp) / "out"
         try:
             solution = solve(inputs, options)
+            solution["resilience"] = resilience(solution)
             write_outputs(solution, out, extra=write_reports)
             row.update(summarise(solution))
         except Infeasible as exc:
@@ -206,7 +207,9 @@ def summarise(solution: dict) -> dict:
             "gpus": totals["gpus"], "cost_per_gpu_usd": solution["objective_usd"] / totals["gpus"] if totals["gpus"]
             else None, "worst_latency_us": worst_latency_us(solution), "power_mw": totals["power_mw"],
             "sites_open": len(opened), "sites_opened": ",".join(s["name"] for s in opened),
-            "mip_gap": solution["mip_gap"], "solve_seconds": solution["solve_seconds"]}
+            "mip_gap": solution["mip_gap"], "solve_seconds": solution["solve_seconds"],
+            "most_gpus_cut_off": max((r["gpus_cut_off"] for r in (solution.get("resilience") or {}).get("routes", [])),
+                                     default=0)}
 
 
 # --- running the grid -----------------------------------------------------------------------------
