@@ -23,7 +23,7 @@ def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
     sites = site_list(inputs)
     data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
     data.modeset = modeset
-    if inputs.workload:
+    if inputs.workload and inputs.workload.get("max_comm_fraction") is not None:
         data.workload = wl.parameters(inputs.workload, inputs.project["gpus_required"])
         data.intra_s = intra_bounds(data)
         reason = "intra-site all-reduce estimate above the workload's time limit at every site"
