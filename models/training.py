@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from models import collectives as co
 
 ACTIVATION_BYTES = 2  # bf16 activations
-HOURS_PER_YEAR = 8766  # 365.25 days
+HOURS_PER_YEAR = 8760  # 365 days, as the energy horizon of the cost model
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ class Run:
 def run(job: Job, step_s: float, compute: float, training_tokens: float, facility_mw: float,
         energy_usd_per_hour: float, capex_usd: float, amortization_years: float) -> Run:
     """tokens/s = B / step; MFU = F x tokens/s / (N x peak); days = tokens / (tokens/s) / 86400; energy = facility
-    MW x hours; cost = capex / amortization_years / 8766 h x hours + energy; idle = (step - compute) / step of it."""
+    MW x hours; cost = capex / amortization_years / 8760 h x hours + energy; idle = (step - compute) / step of it."""
     tps = job.batch_tokens / step_s
     hours = training_tokens / tps / 3600
     cost = capex_usd / amortization_years / HOURS_PER_YEAR * hours + energy_usd_per_hour * hours
@@ -238,10 +238,11 @@ def run(job: Job, step_s: float, compute: float, training_tokens: float, facilit
 def breakeven_utilisation(capex_usd: float, amortization_years: float, run_hours: float,
                           energy_usd_per_hour: float, rent_per_run_usd: float) -> float | None:
     """Share of the year the built cluster must train for its cost per run to equal renting's: a year at
-    utilisation u costs capex / years + u x 8766 x energy per hour and trains u x 8766 / run_hours runs, so
-    u = capex / years x run_hours / (8766 x (rent per run - energy per run)); None when renting costs less than
-    the energy of a run alone (building never breaks even)."""
+    utilisation u costs capex / years + u x 8760 x energy per hour and trains u x 8760 / run_hours runs, so
+    u = capex / years x run_hours / (8760 x (rent per run - energy per run)); None when building never breaks even
+    (renting costs less than a run's energy, or u would exceed the whole year)."""
     margin = rent_per_run_usd - energy_usd_per_hour * run_hours
     if margin <= 0:
         return None
-    return capex_usd / amortization_years * run_hours / (HOURS_PER_YEAR * margin)
+    share = capex_usd / amortization_years * run_hours / (HOURS_PER_YEAR * margin)
+    return share if share <= 1 else None

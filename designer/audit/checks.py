@@ -24,6 +24,7 @@ from designer.audit.fabric import (
     tier_rows,
 )
 from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
+from designer.audit.training import check_training
 from designer.inputs.catalog import roles
 
 __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
@@ -951,7 +952,7 @@ def check_intersite(design, cat) -> list[str]:
     return out
 
 
-DESIGN_CHECKS = (check_demand, check_money, check_spares, check_links, check_intersite)
+DESIGN_CHECKS = (check_demand, check_money, check_spares, check_links, check_intersite, check_training)
 
 
 # --------------------------------------------------------------------------------------------

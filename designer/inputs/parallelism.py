@@ -18,9 +18,10 @@ def check_workload(workload: Parsed, project: Parsed | None, nodes: Parsed | Non
             "enter step_compute_ms, or leave max_comm_fraction blank")
     if values["training_tokens"] is None:
         return
-    for key in ("layers", "hidden_size"):
-        if values[key] is None:
-            bad(key, "the training estimate (training_tokens) needs it", f"enter {key}")
+    missing = [key for key in ("layers", "hidden_size") if values[key] is None]
+    if missing:
+        bad("training_tokens", f"the training estimate needs the model's {' and '.join(missing)}",
+            f"enter {' and '.join(missing)}, or leave training_tokens blank")
     active = values["active_params_billion"]
     if active is not None and active > values["model_params_billion"]:
         bad("active_params_billion", f"is more than model_params_billion ({values['model_params_billion']:g})",

@@ -280,7 +280,7 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
             for k, v in inputs.get("project", {}).items()]
     echo.insert(0, ("workbook", inputs.get("workbook")))
     echo.insert(1, ("sha256", inputs.get("sha256")))
-    return {
+    frames = {
         "summary": pd.DataFrame(summary, columns=["key", "value"]),
         "sites": pd.DataFrame(site_rows),
         "fabric": pd.DataFrame(fabric),
@@ -294,6 +294,27 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         "solver": pd.DataFrame(solver, columns=["key", "value"]),
         "resilience": pd.DataFrame(resilience.rows(solution.get("resilience")), columns=resilience.ROW_COLUMNS),
     }
+    return frames | training_sheets(solution.get("training"))
+
+
+TRAINING_TABLES = ("collectives", "scaling", "cloud", "notes")
+
+
+def training_sheets(training: dict | None) -> dict[str, pd.DataFrame]:
+    """Sheet ``training`` (the step and the run, key by key) and its tables: collectives, step time against GPU
+    count, cloud offers."""
+    if not training:
+        return {}
+    keys = [(f"comm_exposed_s.{k}" if name == "comm_exposed_s" else f"parallelism.{k}" if name == "parallelism"
+             else name, v)
+            for name, value in training.items() if name not in TRAINING_TABLES
+            for k, v in (value.items() if isinstance(value, dict) else [(None, value)])]
+    keys += [("note", n) for n in training["notes"]]
+    out = {"training": pd.DataFrame(keys, columns=["key", "value"]),
+           "collectives": pd.DataFrame(training["collectives"]), "training_scaling": pd.DataFrame(training["scaling"])}
+    if training["cloud"]:
+        out["build_or_rent"] = pd.DataFrame(training["cloud"])
+    return out
 
 
 def write_xlsx(solution: dict, path: Path) -> dict[str, pd.DataFrame]:
