@@ -404,7 +404,7 @@ def workload_estimate(data, open_sites, links) -> dict | None:
         eff = float(inputs.protocols.loc[e["protocol"], "efficiency"])
         gbps = wl.per_gpu_gbps(node, eff, e["oversubscription"])
         n_s = min(e["gpus"], params["n_gpus"])
-        bw_intra, lat_intra = wl.ring_s(params["bytes"], n_s, gbps, e["fabric_latency_us"])
+        bw_intra, lat_intra = wl.intra_s(params["bytes"], n_s, node, gbps, e["fabric_latency_us"])
         bw_inter = lat_inter = 0.0
         if k > 1:
             bw_inter = wl.inter_coefficient(params, k) / e["dci_capacity_gbps"]

@@ -80,7 +80,7 @@ def pruning_criteria(data: ModelData, latency_cap: float | None):
 
 
 def intra_bounds(data: ModelData) -> dict:
-    """Upper bound on each (site, mode)'s intra-site ring time (where the mode applies): the ring over the most GPUs the site could
+    """Upper bound on each (site, mode)'s intra-site all-reduce time (where the mode applies): over the most GPUs the site could
     hold for the job by space and power (all of the job's GPUs for a single-site design: then exact)."""
     params = data.workload
     node = data.node
@@ -92,8 +92,8 @@ def intra_bounds(data: ModelData) -> dict:
             if s not in mode.sites:
                 continue
             eff = float(data.inputs.protocols.loc[mode.protocol, "efficiency"])
-            bw, lat = wl.ring_s(params["bytes"], n, wl.per_gpu_gbps(node, eff, mode.oversubscription),
-                                mode.latency_us)
+            bw, lat = wl.intra_s(params["bytes"], n, node, wl.per_gpu_gbps(node, eff, mode.oversubscription),
+                                 mode.latency_us)
             bounds[s, i] = bw + lat
     return bounds
 
