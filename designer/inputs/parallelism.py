@@ -1,10 +1,25 @@
-"""Rules of the workload sheet across sheets: the all-reduce limit's inputs, and a training job's parallelism that
-fits its GPUs (gpus_required) and the node type's scale-up domain."""
+"""Rules of the workload sheet across sheets: the all-reduce limit's inputs, a training job's parallelism that
+fits its GPUs (gpus_required) and the node type's scale-up domain, and the training objectives' needs."""
 
 from __future__ import annotations
 
 from designer.errors import Problem
+from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.inputs.sheets import Parsed, norm
+
+
+def check_objective(project: Parsed, workload: Parsed | None, problems: list[Problem]) -> None:
+    """A training objective needs the training estimate; gpus_max is at least gpus_required."""
+    values, cells = project.records[0], project.cells[0]
+    objective = values["objective"]
+    if objective in TRAINING_OBJECTIVES and (workload is None or workload.records[0]["training_tokens"] is None):
+        problems.append(Problem(project.label, cells["objective"], "objective", objective,
+                                "needs the training estimate: a workload sheet with training_tokens",
+                                "add the workload's training keys, or choose min_cost or min_latency"))
+    most, least = values["gpus_max"], values["gpus_required"]
+    if most is not None and least is not None and most < least:
+        problems.append(Problem(project.label, cells["gpus_max"], "gpus_max", most,
+                                f"is less than gpus_required ({least:,})", "enter at least gpus_required, or blank"))
 
 
 def check_workload(workload: Parsed, project: Parsed | None, nodes: Parsed | None, problems: list[Problem]) -> None:

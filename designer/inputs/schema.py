@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from designer.inputs.catalog import MAX_PORT_GBPS, MAX_PORTS
 
-OBJECTIVES = ("min_cost", "min_latency")
+OBJECTIVES = ("min_cost", "min_latency", "min_cost_per_run", "max_tokens_per_s")
+TRAINING_OBJECTIVES = ("min_cost_per_run", "max_tokens_per_s")  # need the workload's training estimate
 STATUSES = ("candidate", "required", "excluded")
 FAMILIES = ("infiniband", "ethernet")
 OPTIC_KINDS = ("dac", "aoc", "transceiver")
@@ -131,8 +132,11 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
     _f("node_type", "str", "the GPU node to deploy: a name in node_types", required=True,
        ref="node_types"),
     _positive("budget_usd", "cap on total cost (blank: no cap)", "USD", example=50_000_000),
-    _f("objective", "enum", "min_cost, or min_latency (cost then breaks ties)",
-       default="min_cost", allowed=OBJECTIVES),
+    _f("objective", "enum", "min_cost; min_latency (cost then breaks ties); min_cost_per_run or max_tokens_per_s "
+       "(within budget_usd, cost then breaks ties): the GPU count from gpus_required to gpus_max is chosen too "
+       "(needs the workload's training_tokens)", default="min_cost", allowed=OBJECTIVES),
+    _positive("gpus_max", "most GPUs the training objectives may choose (blank: gpus_required)", "", "int",
+              example=8192),
     _positive("max_fabric_latency_us", "worst-case one-way GPU-to-GPU latency inside a site "
               "(blank: no limit)", "us", example=5),
     _positive("max_site_rtt_ms", "largest round-trip time allowed between two opened sites "
@@ -437,6 +441,7 @@ CLOUD = Sheet("cloud", "table", "Optional GPU cloud offers to compare the design
 # 20,000 km routes, $1T budgets); tests/test_values.py solves workbooks at these extremes.
 UPPER: dict[tuple[str, str], float] = {
     ("project", "gpus_required"): 10_000_000,  # ten times the largest cluster announced (~1M GPUs)
+    ("project", "gpus_max"): 10_000_000,  # as gpus_required
     ("project", "budget_usd"): 1e13,  # $10 trillion: ten times a $1T programme
     ("project", "max_fabric_latency_us"): 1_000,  # 1 ms one way inside a site; fabrics are at 1-10 us
     ("project", "max_site_rtt_ms"): 1_000,  # fiber half way round the planet and back is ~200 ms

@@ -456,7 +456,7 @@ def training_figure(training: dict):
     ax2.set_yscale("log")
     ax2.set_xticks(gpus, [f"{g:,}" for g in gpus])
     ax2.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-    ax2.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax2.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     ax2.set_xlabel("GPUs (same fabric per GPU)")
     ax2.set_ylabel("seconds per step")
     ax2.set_title("step time against GPU count", loc="left")

@@ -30,23 +30,38 @@ def domain_of(node) -> tr.Domain:
     return tr.Domain(gpus, float(node["scaleup_gbps"]), float(node["nvlink_latency_ns"]) / 1e3)
 
 
+def fabric(inputs, name: str, gpus: int, protocol: str, oversubscription: float, latency_us: float, hops: int,
+           switches, topology: str, dci_gbps: float = 0.0) -> tr.Fabric:
+    """A fabric as the job sees it: NIC bandwidth per GPU x the protocol's efficiency / oversubscription, in-network
+    reduction where every fabric switch model has it."""
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    row = inputs.protocols.loc[protocol]
+    nic = float(node["nics_per_node"]) * float(node["nic_gbps"]) / float(node["gpus_per_node"])
+    switches = set(switches)
+    return tr.Fabric(
+        name, gpus, nic * float(row["efficiency"]) / float(oversubscription), float(latency_us), int(hops),
+        float(row["jitter_us"]),
+        inr=bool(switches) and all(bool(inputs.switches.loc[m, "in_network_reduction"]) for m in switches),
+        rail_only=topology == "rail_only", dci_gbps=dci_gbps)
+
+
 def fabrics_of(inputs, solution: dict, gpus: int) -> list[tr.Fabric]:
     """Each open site's fabric as the job sees it, the job's GPUs shared in proportion to the site's."""
-    node = inputs.node_types.loc[inputs.project["node_type"]]
-    nic = float(node["nics_per_node"]) * float(node["nic_gbps"]) / float(node["gpus_per_node"])
     sites = [e for e in solution["sites"] if e["open"]]
     total = sum(e["gpus"] for e in sites)
-    out = []
-    for e in sites:
-        protocol = inputs.protocols.loc[e["protocol"]]
-        models = {t["model"] for t in e["tiers"] if t["tier"] in FABRIC_TIERS}
-        inr = bool(models) and all(bool(inputs.switches.loc[m, "in_network_reduction"]) for m in models)
-        out.append(tr.Fabric(
-            site=e["name"], gpus=round(gpus * e["gpus"] / total), latency_us=float(e["fabric_latency_us"]),
-            gbps=nic * float(protocol["efficiency"]) / float(e["oversubscription"]), hops=int(e["hops"]),
-            jitter_us=float(protocol["jitter_us"]), inr=inr, rail_only=e["topology"] == "rail_only",
-            dci_gbps=float(e.get("dci_capacity_gbps") or 0.0)))
-    return out
+    return [fabric(inputs, e["name"], round(gpus * e["gpus"] / total), e["protocol"], e["oversubscription"],
+                   e["fabric_latency_us"], e["hops"], [t["model"] for t in e["tiers"] if t["tier"] in FABRIC_TIERS],
+                   e["topology"], float(e.get("dci_capacity_gbps") or 0.0))
+            for e in sites]
+
+
+def mode_step_s(inputs, mode) -> float:
+    """The step of the job's GPUs (gpus_required) all on one fabric of ``mode``: the level a training objective
+    probes (the inter-site term and the split over sites come after the solve)."""
+    job = job_of(inputs)
+    one = fabric(inputs, mode.id, job.gpus, mode.protocol, mode.oversubscription, mode.latency_us, mode.hops,
+                 [m for m in (mode.leaf, mode.spine, mode.core) if m is not None], mode.topology)
+    return tr.step(job, domain_of(inputs.node_types.loc[inputs.project["node_type"]]), [one]).step_time_s
 
 
 def wan_latency_us(solution: dict) -> float:
