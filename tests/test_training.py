@@ -279,3 +279,79 @@ def test_audit_catches_a_tampered_training_figure(solved, key, change):
     design = copy.deepcopy(solved)
     change(design["training"])
     assert any(key in v for v in check_training(design, Catalog(design["inputs"])))
+
+
+# --- the training objectives: GPU count and fabric chosen together (tiny instances) -------------------------
+
+def objective_book(objective: str, **project) -> dict:
+    """A tiny plan: 8-16 H100 nodes on one site, InfiniBand or RoCEv2, a leaf-spine or rail-only fabric; the
+    batch (128 sequences) lets tp 8 run on 64, 128 GPUs (dp 8, 16)."""
+    b = book()
+    b["project"].update({"gpus_required": 64, "gpus_max": 128, "objective": objective, "max_oversubscription": 2,
+                         "protocols_allowed": "infiniband,rocev2", "topologies_allowed": "leaf_spine,rail_only",
+                         **project})
+    b["workload"].update(global_batch_tokens=128 * 4096, tp=8)
+    del b["cloud"]
+    return b
+
+
+def cheapest_at(sized, level: float) -> dict | None:
+    """The cheapest design of ``sized`` using only modes whose step is at most ``level`` (None: none in budget)."""
+    from designer.solve.extract import extract
+    from designer.solve.highs import run_highs
+    from designer.solve.prepare import prepare_data
+    from models.network import COST_SCALE, build_model, set_objective
+
+    data = prepare_data(sized, step_cap=level)
+    model = build_model(data)
+    set_objective(model, "cost")
+    budget = sized.project.get("budget_usd")
+    outcome = run_highs(model, SolveOptions(), COST_SCALE, cutoff=None if budget is None else float(budget))
+    if outcome.status != "optimal":
+        return None
+    return extract(model, data, outcome, SolveOptions(), seconds=outcome.seconds)
+
+
+def brute_force(inputs) -> list[dict]:
+    """Every GPU count and every distinct step level (no merging, no bound), each its cheapest design."""
+    from designer.solve import throughput
+    from designer.solve.prepare import prepare_data
+    from designer.solve.training import mode_step_s
+
+    designs = []
+    for gpus in throughput.gpu_counts(inputs):
+        sized = throughput.at_count(inputs, gpus)
+        for level in sorted({mode_step_s(sized, m) for m in prepare_data(sized).modes}):
+            designs.append(cheapest_at(sized, level))
+    return [d for d in designs if d is not None]
+
+
+def test_min_cost_per_run_matches_brute_force(tmp_path):
+    inputs = load_inputs(write_workbook(tmp_path / "run.xlsx", objective_book("min_cost_per_run")))
+    chosen = solve(inputs, SolveOptions())
+    every = brute_force(inputs)
+    assert {d["training"]["gpus"] for d in every} == {64, 128}
+    best = min(d["training"]["cost_per_run_usd"] for d in every)
+    # the levels merge steps within 1%: the cost of a run is within 1% of the brute force's best
+    assert best <= chosen["training"]["cost_per_run_usd"] <= best * 1.01
+    assert chosen["objective"] == "min_cost_per_run"
+
+
+def test_max_tokens_per_s_matches_brute_force_and_more_budget_never_lowers_it(tmp_path):
+    inputs = load_inputs(write_workbook(tmp_path / "tps.xlsx", objective_book("max_tokens_per_s")))
+    chosen = solve(inputs, SolveOptions())
+    every = brute_force(inputs)
+    best = max(d["training"]["tokens_per_s"] for d in every)
+    assert best / 1.01 <= chosen["training"]["tokens_per_s"] <= best * (1 + 1e-9)
+    assert chosen["training"]["gpus"] == 128  # twice the GPUs on the same fabric is the faster run
+    tight = chosen["objective_usd"] * 0.7  # a budget below the fastest design: fewer GPUs or a slower fabric
+    lower = solve(load_inputs(write_workbook(tmp_path / "tight.xlsx", objective_book(
+        "max_tokens_per_s", budget_usd=tight))), SolveOptions())
+    assert lower["objective_usd"] <= tight and lower["training"]["tokens_per_s"] <= chosen["training"]["tokens_per_s"]
+
+
+def test_training_objective_needs_the_training_estimate(tmp_path):
+    b = objective_book("max_tokens_per_s", gpus_max=32)
+    del b["workload"]["training_tokens"]
+    text = "\n".join(problems_of(tmp_path, b))
+    assert "objective: needs the training estimate" in text and "gpus_max: is less than gpus_required" in text

@@ -358,7 +358,7 @@ def test_template_round_trip(tmp_path):
              for dv in book["sites"].data_validations.dataValidation}
     assert lists["K2:K1000"] == '"candidate,required,excluded"'
     project_lists = [dv.formula1 for dv in book["project"].data_validations.dataValidation]
-    assert '"min_cost,min_latency"' in project_lists
+    assert '"min_cost,min_latency,min_cost_per_run,max_tokens_per_s"' in project_lists
     assert "unit: MW" in book["sites"]["B1"].comment.text
     assert "required" in book["sites"]["B1"].comment.text
 

@@ -24,9 +24,9 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
         modeset.filtered["slower than the least worst-case latency (min_latency objective)"] += len(slower)
         modeset.modes = [m for m in modeset.modes if m.latency_us <= latency_cap + 1e-9]
     if step_cap is not None:
-        slower = [m for m in modeset.modes if mode_step_s(inputs, m) > step_cap * (1 + 1e-9)]
-        modeset.filtered["training step above the level probed (training objective)"] += len(slower)
-        modeset.modes = [m for m in modeset.modes if m not in slower]
+        kept = [m for m in modeset.modes if mode_step_s(inputs, m) <= step_cap * (1 + 1e-9)]
+        modeset.filtered["training step above the level probed (training objective)"] += len(modeset.modes) - len(kept)
+        modeset.modes = kept
     sites = site_list(inputs)
     data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
     data.modeset = modeset

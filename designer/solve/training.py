@@ -55,13 +55,22 @@ def fabrics_of(inputs, solution: dict, gpus: int) -> list[tr.Fabric]:
             for e in sites]
 
 
+_STEPS: dict = {}  # (workload, catalog tables, GPUs, fabric figures) -> step: modes share few distinct fabrics
+
+
 def mode_step_s(inputs, mode) -> float:
     """The step of the job's GPUs (gpus_required) all on one fabric of ``mode``: the level a training objective
     probes (the inter-site term and the split over sites come after the solve)."""
-    job = job_of(inputs)
-    one = fabric(inputs, mode.id, job.gpus, mode.protocol, mode.oversubscription, mode.latency_us, mode.hops,
-                 [m for m in (mode.leaf, mode.spine, mode.core) if m is not None], mode.topology)
-    return tr.step(job, domain_of(inputs.node_types.loc[inputs.project["node_type"]]), [one]).step_time_s
+    switches = tuple(m for m in (mode.leaf, mode.spine, mode.core) if m is not None)
+    key = (id(inputs.workload), id(inputs.node_types), id(inputs.protocols), id(inputs.switches),
+           inputs.project["node_type"], int(inputs.project["gpus_required"]), mode.protocol,
+           float(mode.oversubscription), float(mode.latency_us), int(mode.hops), switches, mode.topology)
+    if key not in _STEPS:
+        job = job_of(inputs)
+        one = fabric(inputs, mode.id, job.gpus, mode.protocol, mode.oversubscription, mode.latency_us, mode.hops,
+                     switches, mode.topology)
+        _STEPS[key] = tr.step(job, domain_of(inputs.node_types.loc[inputs.project["node_type"]]), [one]).step_time_s
+    return _STEPS[key]
 
 
 def wan_latency_us(solution: dict) -> float:
