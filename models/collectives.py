@@ -10,7 +10,6 @@ bandwidth; ring all-reduce takes 2(n-1) steps; tree 2 log2(n) steps up and down)
                                                                  again on the way down: NCCL's double binary tree)
     in-network all-reduce    S / B + 2 alpha                    (SHARP: a member sends S up once and receives the sum
                                                                  once, about twice the ring's algbw: calculon issue 7)
-    reduce-scatter, all-gather, all-to-all   (n-1)/n x S / B + (n-1) alpha
     send/recv                S / B + alpha
 
 NCCL takes the faster of ring and tree for the size (tuning.cc); in-network reduction joins the choice where every
@@ -90,14 +89,6 @@ def all_reduce(size: float, n: int, gbps: float, alpha_us: float, inr: bool = Fa
     if inr:
         options.append(inr_all_reduce(size, n, gbps, alpha_us))
     return min(options, key=lambda t: t.time_s)
-
-
-def ring_share(op: str, size: float, n: int, gbps: float, alpha_us: float) -> Timed:
-    """Reduce-scatter, all-gather or all-to-all: (n-1)/n x S / B + (n-1) alpha."""
-    if n <= 1:
-        return Timed(op, "none", n, size, 0.0, 0.0)
-    return Timed(op, "ring" if op != "all_to_all" else "pairwise", n, size, (n - 1) / n * seconds(size, gbps),
-                 (n - 1) * alpha_us / 1e6)
 
 
 def send_recv(size: float, gbps: float, alpha_us: float) -> Timed:

@@ -13,13 +13,13 @@ import time
 from dataclasses import dataclass, field, replace
 
 from designer.errors import Infeasible, NoSolution, SolverFailure
+from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.start import better_of, greedy_start, snapshot
 from designer.solve.throughput import solve_training
-from designer.inputs.schema import TRAINING_OBJECTIVES
 from models.network import (
     COST_SCALE,
     ModelData,
