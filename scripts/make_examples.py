@@ -6,8 +6,8 @@
 - superpod-h100.xlsx: one site, the published DGX SuperPOD H100 4-SU case (127 nodes, QM9700 only,
   rail-optimized, non-blocking): 32 leaf and 16 spine switches.
 - scale-across.xlsx: three 100 MW-class sites hundreds of km apart.
-- training-moe.xlsx: one 4,096-GPU hall training a mixture of experts whose all-to-all crosses the fabric, with
-  cloud offers: the network's share of the run's cost and build or rent.
+- training-moe.xlsx: one hall training a mixture of experts whose all-to-all crosses the fabric, objective
+  min_cost_per_run over 2,048-4,096 GPUs, with cloud offers: the network's share of the run's cost and build or rent.
 """
 
 from __future__ import annotations
@@ -97,10 +97,12 @@ def scale_across_workbook() -> dict:
 def training_moe_workbook() -> dict:
     """One 4,096-GPU H100 hall training a DeepSeek-V3-like mixture of experts (DeepSeek-AI 2024: 671B parameters,
     37B active, 61 layers, width 7,168, 8 experts a token, 14.8T tokens) with experts spread over 64 GPUs: the
-    expert all-to-all crosses the fabric every layer, so the protocol and topology show in the run's cost. Cloud
-    offers to compare with (prices [E] estimates of 2025 list prices)."""
+    expert all-to-all crosses the fabric every layer, so the protocol and topology show in the run's cost; the
+    objective min_cost_per_run chooses 2,048 or 4,096 GPUs with the fabric. Cloud offers to compare with (prices
+    [E] estimates of 2025 list prices)."""
     return {
-        "project": {"name": "training-moe", "gpus_required": 4096, "node_type": "DGX H100", "max_oversubscription": 2},
+        "project": {"name": "training-moe", "gpus_required": 2048, "gpus_max": 4096, "node_type": "DGX H100",
+                    "objective": "min_cost_per_run", "max_oversubscription": 2},
         "sites": [site("hall", 12, 600, 5e6, 9e6, 70, 40.71, -74.01, pue=1.3, status="required")],
         "workload": {"model_params_billion": 671, "active_params_billion": 37, "training_tokens": 14.8e12,
                      "global_batch_tokens": 4096 * 4096, "seq_len": 4096, "layers": 61, "hidden_size": 7168,
