@@ -28,7 +28,9 @@ def check_workload(workload: Parsed, project: Parsed | None, nodes: Parsed | Non
     def bad(key, message, fix):
         problems.append(Problem(workload.label, cells.get(key, ""), key, values.get(key), message, fix))
 
-    if values["max_comm_fraction"] is not None and values["step_compute_ms"] is None:
+    reported = {(q.sheet, q.cell) for q in problems if q.cell}  # a cell that did not read has its problem already
+    if (values["max_comm_fraction"] is not None and values["step_compute_ms"] is None
+            and (workload.label, cells["step_compute_ms"]) not in reported):
         bad("step_compute_ms", "the max_comm_fraction limit needs the compute time of a micro-batch",
             "enter step_compute_ms, or leave max_comm_fraction blank")
     if values["training_tokens"] is None:
@@ -38,7 +40,7 @@ def check_workload(workload: Parsed, project: Parsed | None, nodes: Parsed | Non
         bad("training_tokens", f"the training estimate needs the model's {' and '.join(missing)}",
             f"enter {' and '.join(missing)}, or leave training_tokens blank")
     active = values["active_params_billion"]
-    if active is not None and active > values["model_params_billion"]:
+    if active is not None and values["model_params_billion"] is not None and active > values["model_params_billion"]:
         bad("active_params_billion", f"is more than model_params_billion ({values['model_params_billion']:g})",
             "enter the parameters a token passes through, at most the model's")
     node = _node(project, nodes)
