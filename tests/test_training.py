@@ -353,3 +353,17 @@ def test_training_objective_needs_the_training_estimate(tmp_path):
     del b["workload"]["training_tokens"]
     text = "\n".join(problems_of(tmp_path, b))
     assert "objective: needs the training estimate" in text and "gpus_max: is less than gpus_required" in text
+
+
+def test_the_schema_extremes_keep_every_figure_finite():
+    """The largest values the schema takes (designer.inputs.schema UPPER): 100 trillion parameters, 10,000 layers a
+    million wide, 10-million-token sequences, a 1,000,000 TFLOPS GPU, 1 s of jitter a hop; and the smallest."""
+    big = job(gpus=1_024 * 1_024, params_b=100_000, active_b=100_000, bytes_per_gradient=16,
+              batch_tokens=1e10 // 10_000_000 * 10_000_000, seq_len=10_000_000, layers=10_000, hidden=1_000_000,
+              tp=1_024, gpu_tflops=1e6)
+    step = tr.step(big, tr.Domain(1_024, 1e6, 1_000), [tr.Fabric("a", big.gpus, 3_200, 1_000, 100, 1e6)])
+    run = tr.run(big, step.step_time_s, step.compute_s, 1e16, 100_000, 1e7, 1e13, 50)
+    small = job(gpus=1, batch_tokens=1, seq_len=1, layers=1, hidden=1, gpu_tflops=1e-3)
+    tiny = tr.step(small, tr.Domain(1, 1, 0), [tr.Fabric("a", 1, 1, 0, 1, 0)])
+    for value in (step.step_time_s, run.days, run.cost_usd, run.mfu, tiny.step_time_s):
+        assert math.isfinite(value) and value >= 0
