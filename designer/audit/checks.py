@@ -25,6 +25,7 @@ from designer.audit.fabric import (
 )
 from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
 from designer.audit.resilience import route_resilience
+from designer.audit.training import check_training
 from designer.inputs.catalog import roles
 
 __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
@@ -966,7 +967,7 @@ def check_intersite(design, cat) -> list[str]:
     return out
 
 
-DESIGN_CHECKS = (check_demand, check_money, check_spares, check_links, check_intersite)
+DESIGN_CHECKS = (check_demand, check_money, check_spares, check_links, check_intersite, check_training)
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import math
 from designer.errors import Notice, Problem
 from designer.inputs.catalog import port_modes
 from designer.inputs.cells import suggest
+from designer.inputs.parallelism import check_objective, check_workload
 from designer.inputs.schema import Field
 from designer.inputs.sheets import Parsed, norm
 
@@ -44,6 +45,10 @@ def check(parsed: dict[str, Parsed], problems: list[Problem], notices: list[Noti
         _check_site_counts(parsed["project"], parsed["sites"], problems)
     if "floorplan" in parsed and "project" in parsed and "node_types" in parsed:
         _check_rack_power(parsed["floorplan"], parsed["project"], parsed["node_types"], problems)
+    if "project" in parsed:
+        check_objective(parsed["project"], parsed.get("workload"), problems)
+    if "workload" in parsed:
+        check_workload(parsed["workload"], parsed.get("project"), parsed.get("node_types"), problems)
 
 
 def _names_of(p: Parsed) -> dict[str, str]:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from designer.inputs.catalog import MAX_PORT_GBPS, MAX_PORTS
 
-OBJECTIVES = ("min_cost", "min_latency")
+OBJECTIVES = ("min_cost", "min_latency", "min_cost_per_run", "max_tokens_per_s")
+TRAINING_OBJECTIVES = ("min_cost_per_run", "max_tokens_per_s")  # need the workload's training estimate
 STATUSES = ("candidate", "required", "excluded")
 FAMILIES = ("infiniband", "ethernet")
 OPTIC_KINDS = ("dac", "aoc", "transceiver")
@@ -131,8 +132,11 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
     _f("node_type", "str", "the GPU node to deploy: a name in node_types", required=True,
        ref="node_types"),
     _positive("budget_usd", "cap on total cost (blank: no cap)", "USD", example=50_000_000),
-    _f("objective", "enum", "min_cost, or min_latency (cost then breaks ties)",
-       default="min_cost", allowed=OBJECTIVES),
+    _f("objective", "enum", "min_cost; min_latency (cost then breaks ties); min_cost_per_run or max_tokens_per_s "
+       "(within budget_usd, cost then breaks ties): the GPU count from gpus_required to gpus_max is chosen too "
+       "(needs the workload's training_tokens)", default="min_cost", allowed=OBJECTIVES),
+    _positive("gpus_max", "most GPUs the training objectives may choose (blank: gpus_required)", "", "int",
+              example=8192),
     _positive("max_fabric_latency_us", "worst-case one-way GPU-to-GPU latency inside a site "
               "(blank: no limit)", "us", example=5),
     _positive("max_site_rtt_ms", "largest round-trip time allowed between two opened sites "
@@ -254,16 +258,39 @@ FLOORPLAN = Sheet("floorplan", "table", "Optional floor of a site's data hall, o
     _positive("row_pitch_m", "distance between neighbouring rows (blank: the project's)", "m", example=2.1),
 ), key="site")
 
-WORKLOAD = Sheet("workload", "keys", "Optional training workload: adds a limit on the "
+WORKLOAD = Sheet("workload", "keys", "Optional training workload: with training_tokens the design's step time, "
+                 "time to train and cost of the run (design.json training); with max_comm_fraction a limit on the "
                  "estimated all-reduce time (leave every value blank for none).", (
-    _positive("model_params_billion", "model parameters", "billion", required=True, example=70),
+    _positive("model_params_billion", "model parameters (all experts of a mixture-of-experts model)", "billion",
+              required=True, example=70),
     _positive("bytes_per_gradient", "bytes per gradient value (2 for bf16)", "bytes",
               default=2.0, example=2),
-    _positive("step_compute_ms", "compute time of one step", "ms", required=True, example=500),
-    _positive("grad_accum_steps", "micro-batches accumulated per synchronisation", "",
+    _positive("step_compute_ms", "compute time of one micro-batch (the max_comm_fraction limit)", "ms", example=500),
+    _positive("grad_accum_steps", "micro-batches accumulated per synchronisation (the max_comm_fraction limit)", "",
               "int", default=1, example=4),
-    _f("max_comm_fraction", "float", "share of a step that communication may take", "",
-       required=True, gt=0, lt=1, example=0.2, notation="share"),
+    _f("max_comm_fraction", "float", "share of a step that the all-reduce may take (blank: no limit)", "",
+       gt=0, lt=1, example=0.2, notation="share"),
+    _positive("training_tokens", "tokens of the training run (blank: no training estimate)", "tokens",
+              example=15e12),
+    _positive("global_batch_tokens", "tokens of one optimizer step (all data-parallel replicas)", "tokens",
+              "int", default=4_194_304, example=4_194_304),  # 4M tokens: Llama 2's batch (Touvron et al. 2023)
+    _positive("seq_len", "tokens of one sequence (one sequence a micro-batch)", "tokens", "int", default=4096,
+              example=4096),
+    _positive("layers", "transformer layers (needed with training_tokens)", "", "int", example=80),
+    _positive("hidden_size", "model width (needed with training_tokens)", "", "int", example=8192),
+    _positive("active_params_billion", "parameters a token passes through (mixture of experts; blank: "
+              "model_params_billion)", "billion", example=70),
+    _positive("tp", "tensor-parallel GPUs (inside the scale-up domain)", "", "int", default=1, example=8),
+    _positive("pp", "pipeline stages", "", "int", default=1, example=4),
+    _positive("ep", "expert-parallel GPUs (1: a dense model)", "", "int", default=1, example=1),
+    _positive("experts_per_token", "experts each token is routed to (mixture of experts)", "", "int", default=1,
+              example=2),
+    _f("overlap", "float", "share of the data-parallel communication hidden behind compute", "", default=0.0,
+       ge=0, le=1, example=0.5, notation="share"),
+    _f("kernel_efficiency", "float", "share of the GPUs' dense peak the kernels reach while not waiting on the "
+       "network", "", default=0.6, gt=0, le=1, example=0.6, notation="share"),
+    _positive("amortization_years", "years over which the capex is spread (a run pays its hours of it)", "years",
+              default=4.0, example=4),
 ))
 
 NODE_TYPES = Sheet("node_types", "table", "GPU nodes (catalog).", (
@@ -276,8 +303,12 @@ NODE_TYPES = Sheet("node_types", "table", "GPU nodes (catalog).", (
               default=1, example=1),
     _positive("node_power_kw", "power of one node", "kW", required=True, example=10.2),
     _cost("node_price_usd", "price of one node", required=True, example=300_000),
-    _f("nvlink_latency_ns", "float", "NVLink/NVSwitch hop latency (rail-only designs)", "ns",
+    _f("nvlink_latency_ns", "float", "NVLink/NVSwitch hop latency (rail-only designs, scale-up collectives)", "ns",
        default=300.0, ge=0, example=300),
+    _positive("gpu_tflops", "dense BF16 peak of one GPU (the training estimate)", "TFLOPS", example=989),
+    _positive("scaleup_gpus", "GPUs in one NVLink domain (blank: gpus_per_node)", "", "int", example=8),
+    _positive("scaleup_gbps", "NVLink bandwidth per GPU, one direction (the training estimate)", "Gb/s",
+              example=3600),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name", nonempty=True)
 
@@ -294,6 +325,8 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
     _f("roles", "names", "tiers the switch may fill", required=True, allowed=ROLES,
        example="leaf,spine"),
     _f("encryption", "bool", "MACsec at line rate on its ports (a DCI router encrypting links between sites)",
+       default=False, example=True),
+    _f("in_network_reduction", "bool", "reduces all-reduce data in the switch (InfiniBand SHARP, NVLink switches)",
        default=False, example=True),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="model", nonempty=True)
@@ -389,8 +422,26 @@ PROTOCOLS = Sheet("protocols", "table", "Transport protocols (catalog).", (
     _f("lossless", "bool", "lossless transport (credit flow control or PFC)", required=True),
     _f("jitter_rank", "int", "latency jitter rank (0 = least)", "", required=True, ge=0,
        example=0),
+    _f("jitter_us", "float", "spread (standard deviation) of one hop's latency (the training estimate's tail)",
+       "us", default=0.0, ge=0, example=0.5),
     _SOURCE,
 ), catalog=True, key="name", nonempty=True)
+
+CLOUD = Sheet("cloud", "table", "Optional GPU cloud offers to compare the designed cluster's run with (build or "
+              "rent).", (
+    _f("name", "str", "offer name", required=True, example="cloud-h100-ib"),
+    _f("node_type", "str", "the offer's GPU node: a node_types name", required=True, ref="node_types",
+       example="DGX H100"),
+    _positive("usd_per_gpu_hour", "price of one GPU for an hour", "USD", required=True, example=2.5),
+    _positive("gbps_per_gpu", "scale-out network bandwidth per GPU", "Gb/s", required=True, example=400),
+    _f("protocol", "str", "the offer's transport: a protocols name", required=True, ref="protocols",
+       example="infiniband"),
+    _f("jitter_us", "float", "per-hop latency spread (blank: the protocol's)", "us", ge=0, example=0.5),
+    _positive("latency_us", "worst one-way GPU-to-GPU latency (blank: the designed fabric's)", "us", example=5),
+    _positive("hops", "switch hops of the worst path (a 2-tier Clos: 3)", "", "int", default=3, example=3),
+    _positive("max_gpus", "most GPUs the offer rents to one job (blank: no limit)", "", "int", example=32768),
+    _SOURCE,
+), key="name")
 
 # The range a real plan lives in, per numeric column: beyond it a value is a typo or a unit slip, and the model
 # could not hold it soundly (it states costs in millions of USD, rows in Tb/s, GB and kW). Each upper bound
@@ -398,6 +449,7 @@ PROTOCOLS = Sheet("protocols", "table", "Transport protocols (catalog).", (
 # 20,000 km routes, $1T budgets); tests/test_values.py solves workbooks at these extremes.
 UPPER: dict[tuple[str, str], float] = {
     ("project", "gpus_required"): 10_000_000,  # ten times the largest cluster announced (~1M GPUs)
+    ("project", "gpus_max"): 10_000_000,  # as gpus_required
     ("project", "budget_usd"): 1e13,  # $10 trillion: ten times a $1T programme
     ("project", "max_fabric_latency_us"): 1_000,  # 1 ms one way inside a site; fabrics are at 1-10 us
     ("project", "max_site_rtt_ms"): 1_000,  # fiber half way round the planet and back is ~200 ms
@@ -432,6 +484,17 @@ UPPER: dict[tuple[str, str], float] = {
     ("workload", "bytes_per_gradient"): 16,  # fp64 gradients with an fp64 copy
     ("workload", "step_compute_ms"): 10_000_000,  # ~3 hours per step
     ("workload", "grad_accum_steps"): 100_000,
+    ("workload", "training_tokens"): 1e16,  # a thousand times the largest runs (~15-30T tokens)
+    ("workload", "global_batch_tokens"): 1e10, ("workload", "seq_len"): 10_000_000,  # batches run at ~1-60M tokens
+    ("workload", "layers"): 10_000, ("workload", "hidden_size"): 1_000_000,  # models run ~100 layers, ~16k wide
+    ("workload", "active_params_billion"): 100_000,  # as model_params_billion
+    ("workload", "tp"): 1_024, ("workload", "pp"): 1_024, ("workload", "ep"): 100_000,
+    ("workload", "experts_per_token"): 1_024, ("workload", "amortization_years"): 50,
+    ("node_types", "gpu_tflops"): 1e6,  # a thousand PFLOPS a GPU; GPUs run at ~1-5 PFLOPS dense BF16
+    ("node_types", "scaleup_gpus"): 100_000, ("node_types", "scaleup_gbps"): 1e6,  # NVLink 5: 7,200 Gb/s a GPU
+    ("protocols", "jitter_us"): 1e6, ("cloud", "jitter_us"): 1e6,  # a second; spreads run at 0.1-100 us
+    ("cloud", "usd_per_gpu_hour"): 10_000, ("cloud", "gbps_per_gpu"): 1e5, ("cloud", "latency_us"): 1e6,
+    ("cloud", "hops"): 100, ("cloud", "max_gpus"): 10_000_000,
     ("node_types", "gpus_per_node"): 1_024, ("node_types", "nics_per_node"): 1_024,  # rack-scale nodes: 72-576
     ("node_types", "nic_gbps"): 3_200,  # the fastest line rate a port carries (1.6T shipping, 3.2T announced)
     ("node_types", "planes"): 16,  # multi-plane fabrics use 2-8
@@ -486,7 +549,7 @@ def _bound(sheet: str, field: Field) -> Field:
 
 SHEETS: dict[str, Sheet] = {s.name: _bounded(s) for s in (
     PROJECT, SITES, ROUTES, FLOORPLAN, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,
-    PROTOCOLS, SUPPORT, FIBER_PLANT)}
+    PROTOCOLS, SUPPORT, FIBER_PLANT, CLOUD)}
 CATALOG_SHEETS = tuple(name for name, s in SHEETS.items() if s.catalog)
 
 _TYPE_WORDS = {"str": "text", "int": "integer", "float": "number", "bool": "true/false",

@@ -351,7 +351,8 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
     solver = [(k, v) for k, v in solution.get("solver", {}).items()]
     inputs = solution.get("inputs", {})
     echo = [("workbook", inputs.get("workbook")), ("sha256", inputs.get("sha256"))]
-    echo += [(k, ", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in inputs.get("project", {}).items()]
+    echo += [(k, json.dumps(v, default=str) if isinstance(v, (dict, list)) else v)
+             for k, v in inputs.get("project", {}).items()]
     out = {
         "summary": pd.DataFrame(summary, columns=["key", "value"]),
         "sites": pd.DataFrame(site_rows),
@@ -375,7 +376,7 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         out["input_notices"] = pd.DataFrame(inputs["notices"])
     out["solver"] = pd.DataFrame(solver, columns=["key", "value"])
     out["resilience"] = pd.DataFrame(resilience.rows(solution.get("resilience")), columns=resilience.ROW_COLUMNS)
-    return out
+    return out | training_sheets(solution.get("training"))
 
 
 def bom_totals(solution: dict, bom: pd.DataFrame) -> list[dict]:
@@ -386,6 +387,26 @@ def bom_totals(solution: dict, bom: pd.DataFrame) -> list[dict]:
     if spare.any():
         rows.append({"site": "total with spares", "extended_usd": solution["totals"].get("capex_with_spares_usd")})
     return rows
+
+
+TRAINING_TABLES = ("collectives", "scaling", "cloud", "notes")
+
+
+def training_sheets(training: dict | None) -> dict[str, pd.DataFrame]:
+    """Sheet ``training`` (the step and the run, key by key) and its tables: collectives, step time against GPU
+    count, cloud offers."""
+    if not training:
+        return {}
+    keys = [(f"comm_exposed_s.{k}" if name == "comm_exposed_s" else f"parallelism.{k}" if name == "parallelism"
+             else name, v)
+            for name, value in training.items() if name not in TRAINING_TABLES
+            for k, v in (value.items() if isinstance(value, dict) else [(None, value)])]
+    keys += [("note", n) for n in training["notes"]]
+    out = {"training": pd.DataFrame(keys, columns=["key", "value"]),
+           "collectives": pd.DataFrame(training["collectives"]), "training_scaling": pd.DataFrame(training["scaling"])}
+    if training["cloud"]:
+        out["build_or_rent"] = pd.DataFrame(training["cloud"])
+    return out
 
 
 def write_xlsx(solution: dict, path: Path) -> dict[str, pd.DataFrame]:

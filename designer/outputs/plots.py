@@ -435,6 +435,45 @@ def communication_figure(comm: dict):
     return fig
 
 
+# --- training ------------------------------------------------------------------------------------
+
+def training_figure(training: dict):
+    """The step as a waterfall of its parts (left); step time and tokens per second of the chosen fabric against
+    the GPU count (right)."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1.2, 1]})
+    colors = ["#4C72B0", "#8172B2", "#CCB974", "#55A868", "#DD8452", "#C44E52"]
+    left = 0.0
+    for i, (part, color) in enumerate(zip(training["parts"], colors)):
+        ax1.bar([i], [part["s"]], bottom=[left], color=color, width=0.6)
+        if part["s"] > 0:
+            ax1.text(i, left + part["s"], f"{part['s']:.3g} s", ha="center", va="bottom", fontsize=7)
+        left += part["s"]
+    ax1.bar([len(training["parts"])], [left], color="#333", width=0.6)
+    ax1.text(len(training["parts"]), left, f"{left:.3g} s", ha="center", va="bottom", fontsize=7)
+    ax1.set_xticks(range(len(training["parts"]) + 1), [p["part"] for p in training["parts"]] + ["step"],
+                   rotation=20, fontsize=7)
+    ax1.set_ylabel("seconds per step")
+    ax1.set_title(f"step {left:.3g} s: MFU {training['mfu']:.1%}, network idle {training['idle_share']:.1%}",
+                  loc="left")
+    rows = training["scaling"]
+    gpus = [r["gpus"] for r in rows]
+    ax2.plot(gpus, [r["step_time_s"] for r in rows], marker="o", color="#4C72B0", label="step time")
+    ax2.plot(gpus, [r["compute_s"] for r in rows], ls="--", color="#999", label="compute alone")
+    ax2.scatter([training["gpus"]], [training["step_time_s"]], s=90, color="#C44E52", zorder=3, label="this design")
+    ax2.set_xscale("log", base=2)
+    ax2.set_yscale("log")
+    ax2.set_xticks(gpus, [f"{g:,}" for g in gpus])
+    ax2.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax2.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax2.set_xlabel("GPUs (same fabric per GPU)")
+    ax2.set_ylabel("seconds per step")
+    ax2.set_title("step time against GPU count", loc="left")
+    ax2.legend(fontsize=7, frameon=False)
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 # --- sweeps --------------------------------------------------------------------------------------
 
 FRONTS = ("#C44E52", "#4C72B0", "#55A868", "#8172B3", "#CCB974")  # one colour per GPU count's front

@@ -63,6 +63,7 @@ def context(solution: dict, figures: bool = True) -> dict:
                       "latency_fig": _figure(plots.latency_figure, s, limit) if figures else None,
                       "floor_fig": _figure(plots.floor_figure, s) if figures and st.floor_plan(s) else None})
     comm = st.communication(solution)
+    train = st.training(solution)
     has_design = bool(opened)
     locations = st.site_locations(solution)
     figs = {}
@@ -74,6 +75,8 @@ def context(solution: dict, figures: bool = True) -> dict:
             figs["map"] = _figure(plots.map_figure, solution)
         if comm:
             figs["communication"] = _figure(plots.communication_figure, comm)
+        if train:
+            figs["training"] = _figure(plots.training_figure, train)
     cost_cat = st.cost_by_category(solution)
     total = sum(cost_cat.values()) or 1.0
     return {
@@ -83,7 +86,7 @@ def context(solution: dict, figures: bool = True) -> dict:
                              for c, v in cost_cat.items()],
         "cost_by_site": [{"scope": k, "usd": v} for k, v in st.cost_by_site(solution).items()],
         "power": st.power_vs_cap(solution), "locations": locations, "routes": st.route_rows(solution),
-        "sites": sites, "comm": comm, "constraints": st.constraint_rows(solution),
+        "sites": sites, "comm": comm, "train": train, "constraints": st.constraint_rows(solution),
         "resilience": st.resilience_view(solution),
         "modes": {"enumerated": 0, "kept": 0, **(solution.get("modes") or {})},
         "modes_filtered": st.modes_filtered(solution),

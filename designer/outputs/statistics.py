@@ -336,6 +336,25 @@ def communication(solution: dict) -> dict | None:
             "syncs_per_microbatch": 1.0 / accum}
 
 
+# --- training ------------------------------------------------------------------------------------
+
+STEP_PARTS = (("compute", "compute_s"), ("tensor parallel", "tp"), ("pipeline", "pp"), ("data parallel", "dp"),
+              ("expert all-to-all", "ep"), ("jitter tail", "jitter_s"))
+
+
+def training(solution: dict) -> dict | None:
+    """The training block with the step's parts in waterfall order (seconds and shares of the step)."""
+    t = solution.get("training")
+    if not t:
+        return None
+    step = t["step_time_s"]
+    parts = []
+    for label, key in STEP_PARTS:
+        value = t["comm_exposed_s"][key] if key in t["comm_exposed_s"] else t[key]
+        parts.append({"part": label, "s": value, "share": value / step if step else 0.0})
+    return {**t, "parts": parts, "network_s": step - t["compute_s"]}
+
+
 # --- constraints and modes ----------------------------------------------------------------------
 
 def constraint_rows(solution: dict) -> list[dict]:

@@ -40,4 +40,18 @@ def summary_lines(solution: dict) -> list[str]:
                      f"{link['coherent_model']} ({link['coherent_ports']} modules, "
                      f"{link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
                      f"{link['amplifiers']} amplifiers, RTT {link['rtt_ms']:.3f} ms")
-    return lines + resilience.summary_lines(solution.get("resilience"))
+    return lines + training_lines(solution.get("training")) + resilience.summary_lines(solution.get("resilience"))
+
+
+def training_lines(t: dict | None) -> list[str]:
+    """The run on this design, and each cloud offer's beside it."""
+    if not t:
+        return []
+    lines = [f"  training: step {t['step_time_s']:.3g} s, {t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.1%}, "
+             f"{t['time_to_train_days']:,.1f} days, run {money(t['cost_per_run_usd'])} (network idle "
+             f"{t['idle_share']:.1%} = {money(t['idle_usd'])})"]
+    for c in t["cloud"]:
+        lines.append(f"    rent {c['offer']}: " + (
+            f"{c['time_to_train_days']:,.1f} days, {money(c['cost_per_run_usd'])}" if c["fits"]
+            else "fewer GPUs than the job needs"))
+    return lines

@@ -16,6 +16,7 @@ from designer.formats import money
 from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
 from designer.solve.spares import spare_lines
+from designer.solve.training import training_block
 from models.modes import hall_nodes, pool_gbps, power_cap_mw, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, is_gray, links_on_pairs, required_osnr, route_watts
 from models.network import (
@@ -231,6 +232,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     }
     solution["constraints"] = constraint_table(solution, inputs)
     solution["notes"] = list(data.inter.notes) + spares_over_budget(solution, project.get("budget_usd"))
+    solution["training"] = training_block(inputs, solution)
     solution["inputs"] = inputs_echo(inputs)
     return solution
 
@@ -402,7 +404,7 @@ def workload_estimate(data, open_sites, links) -> dict | None:
         eff = float(inputs.protocols.loc[e["protocol"], "efficiency"])
         gbps = wl.per_gpu_gbps(node, eff, e["oversubscription"])
         n_s = min(e["gpus"], params["n_gpus"])
-        bw_intra, lat_intra = wl.ring_s(params["bytes"], n_s, gbps, e["fabric_latency_us"])
+        bw_intra, lat_intra = wl.intra_s(params["bytes"], n_s, node, gbps, e["fabric_latency_us"])
         bw_inter = lat_inter = 0.0
         if k > 1:
             bw_inter = wl.inter_coefficient(params, k) / e["dci_capacity_gbps"]

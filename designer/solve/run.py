@@ -1,8 +1,9 @@
 """Solve orchestration: validated inputs -> model data -> MILP -> HiGHS -> Solution (design.json dict).
 
 min_cost is one HiGHS run with the budget as cutoff; min_latency searches the latency levels with small
-feasibility probes, then solves for cost at the least feasible level. Infeasibility raises with the
-planner's reason and the elastic diagnosis."""
+feasibility probes, then solves for cost at the least feasible level; the training objectives search GPU counts
+and step levels (designer.solve.throughput) with the same solves. Infeasibility raises with the planner's reason
+and the elastic diagnosis."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import time
 from dataclasses import dataclass, field, replace
 
 from designer.errors import Infeasible, NoSolution, SolverFailure
+from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.start import better_of, greedy_start, snapshot
+from designer.solve.throughput import solve_training
 from models.modes import power_cap_mw
 from models.network import (
     COST_SCALE,
@@ -49,6 +52,8 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     Raises Infeasible with a planner-level reason, NoSolution when limits stop HiGHS first."""
     say = options.progress or (lambda _msg: None)
     clock = Clock(options.time_limit)
+    if inputs.project.get("objective") in TRAINING_OBJECTIVES:
+        return solve_levels(inputs, options, clock, say)
     t0 = time.perf_counter()
     data = prepare_data(inputs)
     timings = {"modes_s": time.perf_counter() - t0}
@@ -110,11 +115,50 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     return solution
 
 
+def solve_levels(inputs, options: SolveOptions, clock: Clock, say) -> dict:
+    """min_cost_per_run / max_tokens_per_s: designer.solve.throughput over solves at a GPU count and step level;
+    the design is called optimal only when every solve of the search was."""
+    outcomes: list = []
+    finals: list[str] = []  # the status of each cost solve of the search
+    t0 = time.perf_counter()
+
+    def solve_at(sized, step_cap: float, probe: bool) -> dict | None:
+        data = prepare_data(sized, step_cap=step_cap)
+        if not data.modes:
+            raise Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()})
+        model = build_model(data)
+        if probe:
+            set_objective(model, "cost")
+            timed = clock.left(SolveOptions(mip_gap=1.0, threads=options.threads))
+            if timed is None:
+                raise NoSolution("the time limit ran out during the training objective's search")
+            outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(sized), stop_below_cutoff=True)
+            outcomes.append(outcome)
+            if outcome.status == "infeasible":
+                raise Infeasible(f"no design at step level {step_cap:.4g} s", {})
+            if outcome.status in ("no_solution", "failed"):
+                handle_failure(sized, data, outcome)
+            return None
+        outcome = cost_solve(model, sized, data, options, clock, say, outcomes, diagnose=False)
+        finals.append(outcome.status)
+        return extract(model, data, outcome, options, seconds=outcome.seconds)
+
+    try:
+        solution = solve_training(inputs, solve_at, say)
+    except Infeasible:  # no count has a design: the planner's reason and diagnosis at gpus_required
+        return solve(replace(inputs, project={**inputs.project, "objective": "min_cost"}), options)
+    if any(status != "optimal" for status in finals) and solution["status"] == "optimal":
+        solution["status"] = "feasible"  # a solve of the search stopped without proof
+    solution["timings"] = {"solve_s": sum(o.seconds for o in outcomes),
+                           "highs_s": sum(o.highs_seconds for o in outcomes), "search_s": time.perf_counter() - t0}
+    return solution
+
+
 def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,
-               outcomes: list) -> Outcome:
+               outcomes: list, diagnose: bool = True) -> Outcome:
     """The cheapest design of ``model`` within the budget, HiGHS starting from the greedy design
     (designer.solve.start) and keeping it when it finds nothing better in time; failures raise with the
-    planner's reason."""
+    planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
     set_objective(model, "cost")
     start = greedy_start(model, data, clock.left(options) or options, budget(inputs))
     values = None
@@ -127,6 +171,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
                         start=start is not None)
     outcomes.append(outcome)
     outcome = better_of(outcome, start, values)
+    if outcome.status == "infeasible" and not diagnose:
+        raise Infeasible("no design within the limits at this level", {"termination": outcome.termination})
     if outcome.status in ("infeasible", "no_solution", "failed"):
         handle_failure(inputs, data, outcome, options)
     return outcome
