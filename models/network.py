@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import pyomo.environ as pyo
 
 from models.intersite import InterSite, bdp_mb, end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs
-from models.modes import Mode, site_node_limits
+from models.layout import support_length
+from models.modes import Mode, site_layout_of, site_node_limits
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -35,6 +36,7 @@ class ModelData:
     multiplier: dict = field(default_factory=dict)  # mode -> switch-count multiplier (planes x rails)
     _limits: dict | None = field(default=None, repr=False)
     _attachments: dict = field(default_factory=dict, repr=False)  # site -> most_attachments, read per (site, mode)
+    _support_m: dict = field(default_factory=dict, repr=False)  # site -> support_lengths
 
     @property
     def node(self):
@@ -110,6 +112,15 @@ class ModelData:
         if not self.inputs.project.get("fiber_plant", True) or not len(table):
             return {}
         return {role: rows.sort_values(["price_usd"]).iloc[0] for role, rows in table.groupby("role")}
+
+    def support_lengths(self, s: str) -> dict[str, float]:
+        """Length in metres of each support network's node link at site s (models.layout.support_length)."""
+        if s not in self._support_m:
+            layout = site_layout_of(self.inputs, s)
+            table = self.inputs.support_networks
+            self._support_m[s] = {n: support_length(layout, float(table.loc[n, "nodes_per_switch"]))
+                                  for n in self.support}
+        return self._support_m[s]
 
     @property
     def rails(self) -> int:
@@ -721,8 +732,8 @@ def support_terms(m, s, what: str):
 
 
 def optical_links(m, s, in_rack: bool):
-    """Transceiver links of site s (fabric tiers and DCI attachments) within ``cable_in_rack_m`` (in_rack) or
-    longer."""
+    """Transceiver links of site s (fabric tiers, DCI attachments, support networks) within ``cable_in_rack_m``
+    (in_rack) or longer."""
     data = m.data
     limit = float(data.inputs.project.get("cable_in_rack_m") or 0.0)
     nics = int(data.node["nics_per_node"])
@@ -737,31 +748,55 @@ def optical_links(m, s, in_rack: bool):
             cable = mode.attach[a]
             if cable.kind == "transceiver" and (cable.length_m <= limit) == in_rack:
                 total += nics * m.attach[s, i, a]
+    table = data.inputs.support_networks
+    for n, metres in data.support_lengths(s).items():
+        if table.loc[n, "link_kind"] == "transceiver" and (metres <= limit) == in_rack:
+            total += support_links(table.loc[n])[0] * site_nodes(m, s)
     return total
 
 
 def define_fiber_plant(m, data: ModelData) -> None:
-    """The fiber plant of each site's optical links (catalog fiber_plant): a transceiver link within
-    cable_in_rack_m takes one jumper; a longer one a jumper at each end, a trunk and a patch-panel port at each end:
-    0 <= ports_panel x panels_s - 2 long_s <= ports_panel - 1 (panels_s integer: exactly the ceiling, so a design
-    stopped short of optimality buys no spare panel), jumpers = short_s + 2 long_s, trunks = long_s."""
-    if "panel" not in data.plant:
+    """The fiber plant (catalog fiber_plant) of each site s: its transceiver links (optical_links) short_s within
+    cable_in_rack_m and long_s beyond; its lit inter-site fiber pair ends e_s = sum_{r at s, c} pairs_rc and coherent
+    modules w_s = sum_{r at s, c coherent} waves_rc. A short link takes a jumper; a long one a jumper at each end, a
+    trunk and a patch-panel port at each end; a pair end an ODF port and a duplex jumper (ODF to the gray module or
+    the line terminal), a coherent module a duplex jumper to its mux port:
+    jumpers = short_s + 2 long_s, trunks = long_s, duplex jumpers = e_s + w_s,
+    0 <= P_panel panels_s - 2 long_s <= P_panel - 1, 0 <= P_odf odfs_s - e_s <= P_odf - 1 (integers: exactly the
+    ceilings, so a design stopped short of optimality buys no spare panel)."""
+    if not data.plant:
         return
-    ports = int(data.plant["panel"]["ports"])
-    m.panels = pyo.Var(m.S, domain=pyo.NonNegativeIntegers)
-    m.panel_ports = pyo.Constraint(m.S, rule=lambda m, s: pyo.inequality(
-        0, ports * m.panels[s] - 2 * optical_links(m, s, False), ports - 1))
+    co = data.inputs.coherent
+    m.plant_short = pyo.Expression(m.S, rule=lambda m, s: optical_links(m, s, True))
+    m.plant_long = pyo.Expression(m.S, rule=lambda m, s: optical_links(m, s, False))
+    m.plant_ends = pyo.Expression(m.S, rule=lambda m, s: sum(
+        m.pairs[r, c] for r in m.incident[s] for c in m.route[r].coherent))
+    m.plant_modules = pyo.Expression(m.S, rule=lambda m, s: sum(
+        m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if not is_gray(co.loc[c])))
+    for role, name, ends in (("panel", "panels", lambda m, s: 2 * m.plant_long[s]),
+                             ("odf", "odfs", lambda m, s: m.plant_ends[s])):
+        if role not in data.plant:
+            continue
+        ports = int(data.plant[role]["ports"])
+        m.add_component(name, pyo.Var(m.S, domain=pyo.NonNegativeIntegers))
+        m.add_component(f"{name}_ports", pyo.Constraint(m.S, rule=lambda m, s, name=name, ends=ends, ports=ports:
+                                                        pyo.inequality(0, ports * getattr(m, name)[s] - ends(m, s),
+                                                                       ports - 1)))
+
+
+def plant_counts(m, s) -> dict:
+    """Items of each priced fiber_plant role at site s (define_fiber_plant)."""
+    if not m.data.plant:
+        return {}
+    short, long = m.plant_short[s], m.plant_long[s]
+    counts = {"jumper": short + 2 * long, "trunk": long, "duplex_jumper": m.plant_ends[s] + m.plant_modules[s]}
+    panels = {"panel": "panels", "odf": "odfs"}
+    return {role: counts[role] if role in counts else getattr(m, panels[role])[s] for role in m.data.plant}
 
 
 def plant_cost(m, s):
-    """Jumpers, trunks and patch panels of site s in USD (define_fiber_plant)."""
-    plant = m.data.plant
-    if not plant:
-        return 0
-    long, short = optical_links(m, s, False), optical_links(m, s, True)
-    price = {role: float(row["price_usd"]) for role, row in plant.items()}
-    cost = price.get("jumper", 0.0) * (short + 2 * long) + price.get("trunk", 0.0) * long
-    return cost + (price["panel"] * m.panels[s] if "panel" in plant else 0)
+    """Jumpers, trunks, patch panels and ODFs of site s in USD (define_fiber_plant)."""
+    return sum(float(m.data.plant[role]["price_usd"]) * count for role, count in plant_counts(m, s).items())
 
 
 def site_it_watts(m, s):

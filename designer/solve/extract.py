@@ -23,7 +23,7 @@ from models.network import (
     cable_items,
     core_count,
     leaf_count,
-    optical_links,
+    plant_counts,
     spine_count,
     support_links,
     tier_links,
@@ -320,17 +320,16 @@ def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
 
 
 def fiber_plant(model, data, s: str, bom: Bom) -> dict | None:
-    """Jumpers, trunks and patch panels of site s's optical links (models.network.define_fiber_plant), as BOM
-    lines of category fiber_plant."""
-    plant = data.plant
-    if not plant:
+    """Jumpers, trunks, patch panels and ODFs of site s's optical links and inter-site fiber pairs
+    (models.network.define_fiber_plant), as BOM lines of category fiber_plant."""
+    if not data.plant:
         return None
-    long, short = ival(optical_links(model, s, False)), ival(optical_links(model, s, True))
-    panels = ival(model.panels[s]) if "panel" in plant else 0
-    counts = {"jumper": short + 2 * long, "trunk": long, "panel": panels}
-    for role, row in plant.items():
+    counts = {role: ival(count) for role, count in plant_counts(model, s).items()}
+    for role, row in data.plant.items():
         bom.add(s, "fiber_plant", str(row.name), counts[role], row["price_usd"], 0.0)
-    return {"links_in_rack": short, "links_patched": long, **{f"{role}s": counts[role] for role in plant}}
+    return {"links_in_rack": ival(model.plant_short[s]), "links_patched": ival(model.plant_long[s]),
+            "pair_ends": ival(model.plant_ends[s]), "coherent_modules": ival(model.plant_modules[s]),
+            **{f"{role}s": counts[role] for role in data.plant}}
 
 
 def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
@@ -346,7 +345,7 @@ def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
         bom.add(s, row["category"], row["link_item"], items, row["link_price_usd"], row["link_power_w"])
         out.append({"name": n, "category": row["category"], "switch_model": row["switch_model"], "switches": switches,
                     "links": nodes * ports, "port_gbps": int(row["port_gbps"]), "link_item": row["link_item"],
-                    "link_items": items})
+                    "link_items": items, "link_length_m": data.support_lengths(s)[n]})
     return out
 
 
