@@ -398,7 +398,7 @@ def define_count_limits(m, data: ModelData) -> None:
     agg_sm <= ceil(u1 Lmax_sm / d2) y_sm, Lmax_sm the most leaves of E_sm endpoints;
     core_sm <= ceil(u2 Amax_sm / P_core) y_sm; routers_sk <= R_sk sum_{m: leaf family = k's} y_sm (a router joins
     only leaves of its own family: define_dci_attachment), R_sk the routers of model k alone that carry the most
-    capacity site s's routes can hold (ports for both sides, and the buffer)."""
+    capacity site s's routes can hold (cages for the ports of both sides it runs, and the buffer)."""
     rails = data.rails
 
     def most_leaves(s, i):
@@ -422,12 +422,23 @@ def define_count_limits(m, data: ModelData) -> None:
     sw = data.inputs.switches
     factor = float(data.inputs.project["buffer_bdp_factor"])
     most_gbps = data.route_most_gbps
+    co = data.inputs.coherent
+
+    def most_links(r, c):
+        links, pairs = links_on_pairs(co.loc[c], r.band)
+        return r.fiber_pairs * links // pairs
+
+    def most_ports(s, side, g):  # each route at its most links of a DCI optic at speed g, or the most attachments
+        if side == "fabric":
+            return int(data.node["nics_per_node"]) * data.most_attachments(s)
+        return sum(max((most_links(m.route[r], c) for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == g),
+                       default=0) for r in m.incident[s])
 
     def most_routers(s, k):
         routes = [m.route[r] for r in m.incident[s]]
-        pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
-        ports = -(-sum(most_gbps(r) for r in routes) // pool) + -(-nic_gbps_per_node(data) * data.most_attachments(s)
-                                                                  // pool)
+        cages = sum(-(-most_ports(s, side, g) // router_lanes(sw, k, g)) for side, g in router_groups(m, s)
+                    if router_lanes(sw, k, g))
+        ports = -(-cages // router_cages(sw, k))
         buffer_mb = float(sw.loc[k, "buffer_mb"])
         bdp = factor * sum(bdp_mb(most_gbps(r), r.rtt_ms) for r in routes)
         return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
@@ -545,19 +556,60 @@ def define_dci_capacity(m, data: ModelData) -> None:
     m.dci_capacity = pyo.Constraint(m.S, rule=rule)
 
 
+def router_groups(m, s) -> list[tuple[str, int]]:
+    """The kinds of DCI router port at site s, (side, Gb/s): the line side at each speed of its routes' DCI optics,
+    the fabric side (the attachments) at the NIC speed; none at a site without routes."""
+    if not m.incident[s]:
+        return []
+    co = m.data.inputs.coherent
+    line = sorted({int(co.loc[c, "gbps"]) for r in m.incident[s] for c in m.route[r].coherent}, reverse=True)
+    return [("line", g) for g in line] + [("fabric", int(m.data.node["nic_gbps"]))]
+
+
+def router_cages(sw, k: str) -> int:
+    """Cages of router k: its ports at its fastest speed."""
+    modes = sw.loc[k, "port_modes"]
+    return modes[max(modes)]
+
+
+def router_lanes(sw, k: str, gbps: int) -> int:
+    """Ports at ``gbps`` one cage of router k holds: its ports at that speed over its cages (0 when it has no such
+    port mode)."""
+    return sw.loc[k, "port_modes"].get(gbps, 0) // router_cages(sw, k)
+
+
+def group_ports(m, s, side: str, gbps: int):
+    """Router ports of one kind at site s: the wavelengths (or gray links) of its routes at that speed, or the
+    attachments' links (nics_per_node each)."""
+    if side == "fabric":
+        return int(m.data.node["nics_per_node"]) * sum(
+            m.attach[s, i, a] for i in m.modes_at[s] for a in m.attach_at.get((s, i), ()))
+    co = m.data.inputs.coherent
+    return sum(m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == gbps)
+
+
 def define_dci_routers(m, data: ModelData) -> None:
-    """DCI routers at each site: port bandwidth for every coherent port plus the attachment ports facing the
-    fabric, sum_k pool_k routers_sk >= sum_{r at s} cap_r + bw_node sum_ma attach_sma; buffers hold the
-    bandwidth-delay product,
-    sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (rows in Tb/s and GB)."""
+    """DCI routers at each site, sized on their cages: a cage of router k runs one kind of port g (line side at a
+    DCI optic's speed, fabric side at the NIC speed) and holds lanes_kg of them (its ports at that speed over its
+    cages: 1 at the cage speed, 2 at half of it); cages_skg integer:
+    sum_g cages_skg <= C_k routers_sk; sum_k lanes_kg cages_skg >= ports_sg (router_groups, group_ports), so the
+    ports fit the cages (and so the bandwidth). Buffers hold the bandwidth-delay product,
+    sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (rows in GB)."""
     if not data.inter.routes:
         return
     sw = data.inputs.switches
-    pool = {k: max(g * n for g, n in sw.loc[k, "port_modes"].items()) / 1e3 for k in m.K}  # Tb/s
     factor = float(data.inputs.project["buffer_bdp_factor"])
     routed = [s for s in data.sites if m.incident[s]]
-    m.router_ports = pyo.Constraint(routed, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
-                                    >= site_capacity(m, s) + attached_tbps(m, s))
+    groups = [(s, side, g) for s in routed for side, g in router_groups(m, s)]
+    m.SKG = pyo.Set(dimen=4, initialize=[(s, k, side, g) for s, side, g in groups for k in m.K
+                                         if router_lanes(sw, k, g)])
+    m.dci_cages = pyo.Var(m.SKG, domain=pyo.NonNegativeIntegers)
+    m.router_cage_room = pyo.Constraint([(s, k) for s in routed for k in m.K], rule=lambda m, s, k: sum(
+        m.dci_cages[s, k, side, g] for side, g in router_groups(m, s) if (s, k, side, g) in m.SKG)
+        <= router_cages(sw, k) * m.routers[s, k])
+    m.router_ports = pyo.Constraint(groups, rule=lambda m, s, side, g: sum(
+        router_lanes(sw, k, g) * m.dci_cages[s, k, side, g] for k in m.K if (s, k, side, g) in m.SKG)
+        >= group_ports(m, s, side, g))
     m.router_buffer = pyo.Constraint(routed, rule=lambda m, s: sum(  # GB on both sides
         float(sw.loc[k, "buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
         >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))

@@ -627,9 +627,41 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
                   for item in sorted(set(bom) | set(want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
 
 
+def check_router_cages(entry, graph, cat, design) -> list[str]:
+    """A site's DCI router ports fit their cages: each dci tier's cages_by_use (line side at a DCI optic's speed,
+    fabric side at the NIC speed) within count x its cages and at speeds it runs; the cages of each kind hold its
+    ports, lanes a cage = the router's ports at that speed over its cages: wavelengths (or gray links) of the site's
+    routes at that speed on the line side, the DCI attachment links on the fabric side."""
+    out, site = [], entry["name"]
+    ports, held = Counter(), Counter()
+    for lk in design.get("links", []):
+        if site in (lk["site_a"], lk["site_b"]) and lk["wavelengths"]:
+            ports["line", int(cat.coherent[lk["coherent_model"]]["gbps"])] += int(lk["wavelengths"])
+    att = entry.get("dci_attachment") or {}
+    if att:
+        ports["fabric", int(att["gbps"])] += int(att["links"])
+    for t in entry["tiers"]:
+        if t["tier"] != "dci":
+            continue
+        uses = t.get("cages_by_use") or []
+        room = t["count"] * cat.cages(t["model"])
+        if sum(u["cages"] for u in uses) > room:
+            out.append(f"{site}: {t['count']} DCI router(s) {t['model']} have {room} cages, their ports take "
+                       f"{sum(u['cages'] for u in uses)}")
+        for u in uses:
+            if int(u["gbps"]) not in cat.speeds(t["model"]):
+                out.append(f"{site}: DCI router {t['model']} has no {u['gbps']}G port for its {u['side']} side")
+                continue
+            held[u["side"], int(u["gbps"])] += u["cages"] * cat.lanes(t["model"], int(u["gbps"]))
+    for (side, gbps), n in sorted(ports.items()):
+        if held[side, gbps] < n:
+            out.append(f"{site}: {n} {side}-side DCI router ports at {gbps}G, their cages hold {held[side, gbps]}")
+    return out
+
+
 SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
-               check_cables, check_floor, check_support, check_dci_attachment, check_fiber_plant, check_site_bom,
-               check_site_power)
+               check_cables, check_floor, check_support, check_dci_attachment, check_router_cages, check_fiber_plant,
+               check_site_bom, check_site_power)
 
 
 # --------------------------------------------------------------------------------------------

@@ -287,6 +287,8 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
        example="leaf,spine"),
     _f("encryption", "bool", "MACsec at line rate on its ports (a DCI router encrypting links between sites)",
        default=False, example=True),
+    _positive("ru", "rack units the switch takes (the network racks' elevations)", "RU", "int", default=1,
+              example=2),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="model", nonempty=True)
 
@@ -393,6 +395,7 @@ PROTOCOLS = Sheet("protocols", "table", "Transport protocols (catalog).", (
 # leaves an order of magnitude or more over the largest plan in sight (gigawatt campuses, millions of GPUs,
 # 20,000 km routes, $1T budgets); tests/test_values.py solves workbooks at these extremes.
 UPPER: dict[tuple[str, str], float] = {
+    ("switches", "ru"): 48,  # a full rack: the largest modular chassis take ~30 RU
     ("project", "gpus_required"): 10_000_000,  # ten times the largest cluster announced (~1M GPUs)
     ("project", "budget_usd"): 1e13,  # $10 trillion: ten times a $1T programme
     ("project", "max_fabric_latency_us"): 1_000,  # 1 ms one way inside a site; fabrics are at 1-10 us

@@ -24,6 +24,7 @@ from models.network import (
     core_count,
     leaf_count,
     plant_counts,
+    router_groups,
     spine_count,
     support_links,
     tier_links,
@@ -168,8 +169,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             if routers:
                 gbps = max(int(co.loc[c, "gbps"]) for c in coherent_at[s]) if coherent_at[s] else None
                 for rt in routers:
-                    entry["tiers"].append({"tier": "dci", "model": rt["model"], "count": rt["count"],
-                                           "port_gbps": gbps, "buffer_mb": float(sw.loc[rt["model"], "buffer_mb"])})
+                    entry["tiers"].append(router_tier(model, s, rt["model"], rt["count"], gbps))
             attachment = dci_attachment(model, data, s, picked[0], bom)
             if attachment:  # the routers' ports on the leaves are in use too
                 entry["dci_attachment"] = attachment
@@ -297,6 +297,18 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
         "mode_id": mode.id, "node_type": str(node.name), "layout": site_layout_echo(data, s, mode, nodes),
     }
+
+
+def router_tier(model, s: str, k: str, count: int, gbps: int | None) -> dict:
+    """The dci tier of router model k at site s, with the cages its ports take of each kind
+    (models.network.define_dci_routers): ``cages_by_use`` [{side: line | fabric, gbps, cages}]."""
+    sw = model.data.inputs.switches
+    use = [{"side": side, "gbps": g, "cages": ival(model.dci_cages[s, k, side, g])}
+           for side, g in router_groups(model, s) if (s, k, side, g) in model.SKG]
+    use = [u for u in use if u["cages"]]
+    return {"tier": "dci", "model": k, "count": count, "port_gbps": gbps, "buffer_mb": float(sw.loc[k, "buffer_mb"]),
+            "used_cages": sum(u["cages"] for u in use), "total_cages": count * cages(sw.loc[k, "port_modes"]),
+            "cages_by_use": use}
 
 
 def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
