@@ -131,3 +131,15 @@ def test_support_network_links_take_the_fiber_plant(tmp_path, per_switch, plant,
     assert {k: got[k] for k in plant} == plant
     assert sol["totals"]["capex_usd"] == pytest.approx(527_553 + extra, abs=1e-6)
     assert audit(sol) == []
+
+
+def test_a_panel_or_odf_row_needs_its_ports(tmp_path):
+    """The panels a site takes follow from a panel's or ODF's ports: a row without them is named by its cell."""
+    from designer.inputs.writer import write_workbook
+    from tests.test_workbook import has, problems_of
+
+    bad = line_book()
+    bad["fiber_plant"] = PLANT[:2] + [dict(PLANT[2], ports=None), dict(LINE[1], ports=None)]
+    found = problems_of(write_workbook(tmp_path / "noports.xlsx", bad))
+    assert has(found, "fiber_plant!C4", "a patch panel row needs its ports")
+    assert has(found, "fiber_plant!C5", "an ODF row needs its ports")
