@@ -381,7 +381,7 @@ def rack_figure(site: dict, solution: dict):
         ax.set_title(f"{rack['tier']}\n{rack['count']:,} rack(s)", fontsize=9)
         ax.set_xlabel(f"{rack['ru']} / {plan['rack_ru']} RU\n{rack['kw']:.1f} / {plan['rack_kw']:g} kW", fontsize=8)
     axes[0][0].set_ylabel("rack unit")
-    note = f"; {plan['in_node_racks']:,} top-of-rack leaves stand in racks of nodes" if plan["in_node_racks"] else ""
+    note = f"; {plan['in_node_racks']:,} leaves stand in racks of nodes" if plan["in_node_racks"] else ""
     fig.suptitle(f"{site['name']}: network racks, switches without optics{note}", x=0.01, ha="left", fontsize=10)
     fig.tight_layout()
     return fig

@@ -296,7 +296,7 @@ def network_racks(site: dict, solution: dict) -> dict | None:
     """The site's network racks, where cabling.csv places its switches (models.layout): a rail design's leaves in
     its scalable units' network racks (``<site>-su<n>-net``, each unit's share of the leaves); spines, cores and DCI
     routers in the network row (``<site>-net-<tier>``), each tier filling racks of RACK_RU units and the site's
-    rack_kw in order (pack), with the switches' ``ru`` and ``power_w`` (optics not included). Top-of-rack leaves
+    rack_kw in order (pack), with the switches' ``ru`` and ``power_w`` (optics not included). Other leaves
     stand in racks of nodes: counted, not racked here. {racks: [{name, tier, devices, ru, kw}], rack_ru, rack_kw,
     in_node_racks}."""
     lay = site.get("layout")
