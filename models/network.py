@@ -607,9 +607,14 @@ def define_dci_routers(m, data: ModelData) -> None:
     m.router_cage_room = pyo.Constraint([(s, k) for s in routed for k in m.K], rule=lambda m, s, k: sum(
         m.dci_cages[s, k, side, g] for side, g in router_groups(m, s) if (s, k, side, g) in m.SKG)
         <= router_cages(sw, k) * m.routers[s, k])
-    m.router_ports = pyo.Constraint(groups, rule=lambda m, s, side, g: sum(
-        router_lanes(sw, k, g) * m.dci_cages[s, k, side, g] for k in m.K if (s, k, side, g) in m.SKG)
-        >= group_ports(m, s, side, g))
+    def ports_fit(m, s, side, g):
+        held = sum(router_lanes(sw, k, g) * m.dci_cages[s, k, side, g] for k in m.K if (s, k, side, g) in m.SKG)
+        ports = group_ports(m, s, side, g)
+        if isinstance(held, int) and isinstance(ports, int):  # no router runs g and no port of the kind exists
+            return pyo.Constraint.Skip
+        return held >= ports
+
+    m.router_ports = pyo.Constraint(groups, rule=ports_fit)
     m.router_buffer = pyo.Constraint(routed, rule=lambda m, s: sum(  # GB on both sides
         float(sw.loc[k, "buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
         >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))

@@ -13,7 +13,10 @@ from __future__ import annotations
 import copy
 import csv
 
+import pytest
+
 from designer.audit.checks import audit
+from designer.errors import Infeasible
 from designer.outputs.cabling import write_cabling
 from designer.outputs.export import sheets
 from tests.test_model import SRC, design, opened, tier_counts, two_sites
@@ -67,3 +70,18 @@ def test_audit_counts_router_cages(tmp_path):
     found = audit(broken)
     assert "b: DCI router cheap has no 400G port for its fabric side" in found
     assert "b: 1 DCI router(s) cheap have 4 cages, their ports take 5" in found
+
+
+def test_no_router_at_the_nic_speed_leaves_the_sites_apart(tmp_path):
+    """With only the cheap router (no 400G port) no attachment can join the fabric: the fabric side has no ports and
+    no cages (a row of nothing, left out of the model), so the sites cannot be joined. When site a may hold all 8
+    nodes, the design is that one site; when the power forces both open, it is infeasible."""
+    plan = book()
+    plan["switches"] = [plan["switches"][0], CHEAP]
+    with pytest.raises(Infeasible):
+        design(tmp_path, plan)
+    plan["sites"][0]["power_mw"] = 1.0
+    sol = design(tmp_path, plan, "one")
+    assert [(s["name"], s["nodes"]) for s in opened(sol).values()] == [("a", 8)]
+    assert not sol["links"] or not any(lk["wavelengths"] for lk in sol["links"])
+    assert audit(sol) == []
