@@ -526,36 +526,57 @@ class Oracle:
 
     # -- inter-site ---------------------------------------------------------------------------
 
-    def routers(self, bw_gbps: float, buffer_mb: float, speeds: frozenset, family: str) -> tuple:
-        """DCI router mixes (cost, W, {model: count}) of one switch family with port bandwidth >= bw and buffers
-        >= buffer_mb, none beaten in both cost and power. Routers must carry every coherent speed used."""
+    def routers(self, ports: tuple, buffer_mb: float, speeds: frozenset, family: str) -> tuple:
+        """DCI router mixes (cost, W, {model: count}) of one switch family whose cages hold ``ports`` and whose
+        buffers >= buffer_mb, none beaten in both cost and power. ``ports`` = ((Gb/s, count), ...), one entry a kind
+        of port (the line side at each DCI optic speed, the fabric side at the NIC speed): a cage runs one kind and
+        holds the router's ports at that speed over its cages (none at a speed it lacks). Routers must carry every
+        coherent speed used."""
         sw = self.inputs.switches
         models = [m for m in sw.index if "dci" in roles_of(sw.loc[m, "roles"]) and sw.loc[m, "family"] == family
                   and speeds <= set(speeds_of(sw.loc[m, "port_modes"]))]
-        pool = {m: bandwidth(sw.loc[m, "port_modes"]) for m in models}
+        modes = {m: speeds_of(sw.loc[m, "port_modes"]) for m in models}
+        cages = {m: modes[m][max(modes[m])] for m in models}
         buf = {m: float(sw.loc[m, "buffer_mb"]) for m in models}
 
-        def least(m, bw_left, buf_left):  # fewest routers of model m covering what is left
-            need = max(0, math.ceil(bw_left / pool[m] - 1e-9))
-            if buf_left > 1e-6:
-                if buf[m] <= 0:
-                    return None
-                need = max(need, math.ceil(buf_left / buf[m] - 1e-9))
-            return need
+        def lanes(m, g):
+            return modes[m].get(g, 0) // cages[m]
+
+        def fewest(m, left, buf_left):  # fewest routers of model m holding the ports left and the buffer left
+            if any(n > 0 and not lanes(m, g) for g, n in left) or (buf_left > 1e-6 and buf[m] <= 0):
+                return None
+            need = -(-sum(-(-n // lanes(m, g)) for g, n in left if n > 0) // cages[m])
+            return max(need, math.ceil(buf_left / buf[m] - 1e-9) if buf_left > 1e-6 else 0)
+
+        def splits(head, left):  # every split of the head routers' cages among the kinds: the ports they leave
+            if not head:
+                yield left
+                return
+            (m, count), rest = head[0], head[1:]
+            kinds = [j for j, (g, n) in enumerate(left) if n > 0 and lanes(m, left[j][0])]
+            for alloc in itertools.product(*(range(-(-left[j][1] // lanes(m, left[j][0])) + 1) for j in kinds)):
+                if sum(alloc) <= cages[m] * count:
+                    after = list(left)
+                    for j, c in zip(kinds, alloc):
+                        after[j] = (left[j][0], max(0, left[j][1] - c * lanes(m, left[j][0])))
+                    yield from splits(rest, tuple(after))
+
+        def alone(m):  # routers of model m alone for the kinds it runs and the buffer: more of it never helps
+            runs = tuple((g, n) for g, n in ports if lanes(m, g))
+            return fewest(m, runs, buffer_mb) if buf[m] > 0 or buffer_mb <= 1e-6 else fewest(m, runs, 0)
 
         mixes = []
         if models:
             # every count of all models but the last (up to what one model alone would need), then the
-            # fewest of the last: more of it only costs more and draws more
-            alone = [least(m, bw_gbps, buffer_mb) for m in models[:-1]]
-            ranges = [range((a if a is not None else least(m, bw_gbps, 0)) + 1) for m, a in zip(models, alone)]
+            # fewest of the last over every split of the others' cages
+            ranges = [range(alone(m) + 1) for m in models[:-1]]
             for head in itertools.product(*ranges):
-                bw_left = bw_gbps - sum(pool[m] * c for m, c in zip(models, head))
                 buf_left = buffer_mb - sum(buf[m] * c for m, c in zip(models, head))
-                last = least(models[-1], bw_left, buf_left)
-                if last is None:
+                found = [n for left in splits(tuple((m, c) for m, c in zip(models, head) if c), ports)
+                         if (n := fewest(models[-1], left, buf_left)) is not None]
+                if not found:
                     continue
-                counts = (*head, last)
+                counts = (*head, min(found))
                 if self.p.get("one_dci_router_model") and sum(c > 0 for c in counts) > 1:
                     continue
                 cost = sum(float(sw.loc[m, "price_usd"]) * c for m, c in zip(models, counts))
@@ -623,7 +644,7 @@ class Oracle:
             bdp = {s: 0.0 for s in opened}
             c_cost = {s: 0.0 for s in opened}
             c_w = {s: 0.0 for s in opened}
-            speeds = {s: set() for s in opened}
+            speeds = {s: {} for s in opened}  # DCI optic speed -> wavelengths (line-side router ports) at each site
             fiber = 0.0
             for r, (c, w) in used:
                 gbps = float(co.loc[c, "gbps"])
@@ -634,14 +655,15 @@ class Oracle:
                     bdp[end] += gbps * w * r["rtt"] / 8.0
                     c_cost[end] += w * float(co.loc[c, "price_usd"])
                     c_w[end] += w * float(co.loc[c, "power_w"])
-                    speeds[end].add(int(gbps))
+                    speeds[end][int(gbps)] = speeds[end].get(int(gbps), 0) + w
             per_site = []
             for s in opened:
-                toward = math.ceil(cap[s] / self.node_bw - 1e-9) * self.node_bw  # the DCI attachments' ports
+                attached = math.ceil(cap[s] / self.node_bw - 1e-9)  # the DCI attachments, nics links each
+                ports = (*sorted(speeds[s].items(), reverse=True),
+                         (int(self.node["nic_gbps"]), attached * int(self.node["nics_per_node"])))
                 # routers join leaves of their own family: their mixes per family
                 mixes = tuple((family, found) for family in sorted(set(inp.switches["family"]))
-                              if (found := self.routers(cap[s] + toward, factor * bdp[s], frozenset(speeds[s]),
-                                                        family)))
+                              if (found := self.routers(ports, factor * bdp[s], frozenset(speeds[s]), family)))
                 if not mixes:
                     break
                 opts = self.site_options(s, lat_cap, (cap[s], c_cost[s], c_w[s], mixes))

@@ -520,11 +520,27 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def support_run_m(entry, row, cat) -> float:
+    """Length of a support network's node link on the site's floor (its layout echo): in the rack when the
+    ceil(nodes_per_switch) nodes its switch serves fit in one, else from a network rack among their racks, at
+    least a rack pitch along: (along x rack pitch + floor(rows / 2) x row pitch + 2 x rise) x (1 + slack)."""
+    lay, p = entry.get("layout") or {}, cat.project
+    served = math.ceil(float(row["nodes_per_switch"]) - 1e-9)
+    racks = -(-served // max(1, int(lay.get("nodes_per_rack") or 1)))
+    if racks <= 1:
+        return float(p.get("cable_in_rack_m") or 0.0)
+    per_row = int(lay.get("racks_per_row") or 1)
+    along, across = max(1, -(-min(racks, per_row) // 2)), -(-racks // per_row) // 2
+    return round((along * float(lay["rack_pitch_m"]) + across * float(lay["row_pitch_m"]) + 2 * float(lay["rise_m"]))
+                 * (1 + float(lay["slack"])), 1)
+
+
 def check_fiber_plant(entry, graph, cat, design) -> list[str]:
     """With the fiber plant priced (project fiber_plant, a fiber_plant table): the site's transceiver links (fabric
-    tiers and DCI attachments) within cable_in_rack_m take a jumper each; longer ones two jumpers, a trunk and two
-    patch-panel ports; BOM fiber_plant lines of the cheapest row of each role = those counts, panels =
-    ceil(2 x patched links / ports)."""
+    tiers, DCI attachments, support networks) within cable_in_rack_m take a jumper each; longer ones two jumpers, a
+    trunk and two patch-panel ports; each lit fiber pair end of its routes an ODF port and a duplex jumper, each
+    coherent module a duplex jumper more; BOM fiber_plant lines of the cheapest row of each role = those counts,
+    panels = ceil(2 x patched links / ports), ODFs = ceil(pair ends / ports)."""
     site, p = entry["name"], cat.project
     bom = Counter()
     for line in design["bom"]:
@@ -535,22 +551,32 @@ def check_fiber_plant(entry, graph, cat, design) -> list[str]:
     limit = float(p.get("cable_in_rack_m") or 0.0)
     short = long = 0
     att = entry.get("dci_attachment") or {}
-    runs = [(lk["item"], lk["count"], lk["length_m"]) for lk in entry.get("fabric_links", [])]
-    runs += [(c["item"], c["attachments"] * att["ports_per_attachment"], att["length_m"]) for c in att.get("cables", [])]
-    for item, links, metres in runs:
-        if cat.optics.get(item, {}).get("kind") == "transceiver":
+    runs = [(cat.optics.get(lk["item"], {}).get("kind"), lk["count"], lk["length_m"])
+            for lk in entry.get("fabric_links", [])]
+    runs += [(cat.optics.get(c["item"], {}).get("kind"), c["attachments"] * att["ports_per_attachment"],
+              att["length_m"]) for c in att.get("cables", [])]
+    if p.get("support_networks") is not False:
+        runs += [(row.get("link_kind"), int(entry["nodes"]) * int(row["ports_per_node"]), support_run_m(entry, row, cat))
+                 for row in cat.support_networks.values()]
+    for kind, links, metres in runs:
+        if kind == "transceiver":
             short += links if float(metres) <= limit else 0
             long += links if float(metres) > limit else 0
+    mine = [lk for lk in design.get("links", []) if site in (lk["site_a"], lk["site_b"])]
+    ends = sum(int(lk["fiber_pairs"]) for lk in mine)
+    modules = sum(int(lk["wavelengths"]) for lk in mine if lk.get("optic_kind") != "gray")
     pick = {}
     for row in cat.fiber_plant.values():
         if row["role"] not in pick or float(row["price_usd"]) < float(pick[row["role"]]["price_usd"]):
             pick[row["role"]] = row
+    count = {"jumper": short + 2 * long, "trunk": long, "panel": 2 * long, "duplex_jumper": ends + modules,
+             "odf": ends}
     want = Counter()
     for role, row in pick.items():
-        want[row["name"]] += (-(-2 * long // int(row.get("ports") or 1)) if role == "panel"
-                              else long if role == "trunk" else short + 2 * long)
+        want[row["name"]] += -(-count[role] // int(row.get("ports") or 1)) if role in ("panel", "odf") else count[role]
     return [f"{site}: BOM lists {bom[item]:g} {item} (fiber_plant), its {long} patched and {short} in-rack optical "
-            f"links need {want[item]}" for item in sorted(set(bom) | set(+want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
+            f"links, {ends} fiber pair ends and {modules} coherent modules need {want[item]}"
+            for item in sorted(set(bom) | set(+want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
 
 
 def check_dci_attachment(entry, graph, cat, design) -> list[str]:
@@ -607,9 +633,41 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
                   for item in sorted(set(bom) | set(want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
 
 
+def check_router_cages(entry, graph, cat, design) -> list[str]:
+    """A site's DCI router ports fit their cages: each dci tier's cages_by_use (line side at a DCI optic's speed,
+    fabric side at the NIC speed) within count x its cages and at speeds it runs; the cages of each kind hold its
+    ports, lanes a cage = the router's ports at that speed over its cages: wavelengths (or gray links) of the site's
+    routes at that speed on the line side, the DCI attachment links on the fabric side."""
+    out, site = [], entry["name"]
+    ports, held = Counter(), Counter()
+    for lk in design.get("links", []):
+        if site in (lk["site_a"], lk["site_b"]) and lk["wavelengths"]:
+            ports["line", int(cat.coherent[lk["coherent_model"]]["gbps"])] += int(lk["wavelengths"])
+    att = entry.get("dci_attachment") or {}
+    if att:
+        ports["fabric", int(att["gbps"])] += int(att["links"])
+    for t in entry["tiers"]:
+        if t["tier"] != "dci":
+            continue
+        uses = t.get("cages_by_use") or []
+        room = t["count"] * cat.cages(t["model"])
+        if sum(u["cages"] for u in uses) > room:
+            out.append(f"{site}: {t['count']} DCI router(s) {t['model']} have {room} cages, their ports take "
+                       f"{sum(u['cages'] for u in uses)}")
+        for u in uses:
+            if int(u["gbps"]) not in cat.speeds(t["model"]):
+                out.append(f"{site}: DCI router {t['model']} has no {u['gbps']}G port for its {u['side']} side")
+                continue
+            held[u["side"], int(u["gbps"])] += u["cages"] * cat.lanes(t["model"], int(u["gbps"]))
+    for (side, gbps), n in sorted(ports.items()):
+        if held[side, gbps] < n:
+            out.append(f"{site}: {n} {side}-side DCI router ports at {gbps}G, their cages hold {held[side, gbps]}")
+    return out
+
+
 SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
-               check_cables, check_floor, check_support, check_dci_attachment, check_fiber_plant, check_site_bom,
-               check_site_power)
+               check_cables, check_floor, check_support, check_dci_attachment, check_router_cages, check_fiber_plant,
+               check_site_bom, check_site_power)
 
 
 # --------------------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ def check(parsed: dict[str, Parsed], problems: list[Problem], notices: list[Noti
         _check_planes(parsed["node_types"], problems)
     if "coherent" in parsed:
         _check_dci_optics(parsed["coherent"], problems)
+    if "fiber_plant" in parsed:
+        _check_panel_ports(parsed["fiber_plant"], problems)
     if "project" in parsed and "sites" in parsed:
         _check_site_counts(parsed["project"], parsed["sites"], problems)
     if "floorplan" in parsed and "project" in parsed and "node_types" in parsed:
@@ -155,6 +157,15 @@ def _check_dci_optics(p: Parsed, problems: list[Problem]) -> None:
             problems.append(Problem(p.label, cells["channel_ghz"], "channel_ghz", None,
                                     "a coherent module needs its channel width",
                                     "enter the channel width in GHz (e.g. 75 for 400ZR), or set kind to gray"))
+
+
+def _check_panel_ports(p: Parsed, problems: list[Problem]) -> None:
+    """A patch panel or an ODF needs its ports (the panels a site takes follow from them)."""
+    for values, cells in zip(p.records, p.cells):
+        if values.get("role") in ("panel", "odf") and values.get("ports") is None:
+            what = {"panel": "a patch panel", "odf": "an ODF"}[values["role"]]
+            problems.append(Problem(p.label, cells["ports"], "ports", None, f"{what} row needs its ports",
+                                    "enter the link ends (panel) or fiber pair ends (odf) one unit holds, e.g. 48"))
 
 
 def _check_site_counts(project: Parsed, sites: Parsed, problems: list[Problem]) -> None:

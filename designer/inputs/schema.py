@@ -22,7 +22,7 @@ DCI_OPTIC_KINDS = ("coherent", "gray")
 TOPOLOGIES = ("leaf_spine", "fat_tree_3", "rail_optimized", "rail_only", "leaf_mesh")
 ROLES = ("leaf", "spine", "core", "dci")
 SUPPORT_CATEGORIES = ("storage_network", "management_network")
-FIBER_PLANT_ROLES = ("jumper", "trunk", "panel")
+FIBER_PLANT_ROLES = ("jumper", "trunk", "panel", "duplex_jumper", "odf")
 CATALOG_MODES = ("replace", "extend")
 BANDS = ("c", "c+l")  # a route's DWDM band: C (about 4.8 THz) or C and L (about 9.6 THz)
 AMPLIFIER_BANDS = ("c", "l")
@@ -190,7 +190,7 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
               "m", example=60),
     _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
        "node (the support_networks sheet) into the design", default=True, example=True),
-    _f("fiber_plant", "bool", "price the jumpers, trunks and patch panels of the fabric's optical links (the "
+    _f("fiber_plant", "bool", "price the jumpers, trunks, patch panels and ODFs of the optical links (the "
        "fiber_plant sheet) into the design", default=True, example=True),
     # Spares are sized after the solve and added to capex as their own total (README, Spares): 2% of the modules
     # and cables is the middle of the 1-3% sparing common for optics in large fabrics [E]; one switch per 50 of a
@@ -328,6 +328,8 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
        default=False, example=True),
     _f("in_network_reduction", "bool", "reduces all-reduce data in the switch (InfiniBand SHARP, NVLink switches)",
        default=False, example=True),
+    _positive("ru", "rack units the switch takes (the network racks' elevations)", "RU", "int", default=1,
+              example=2),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="model", nonempty=True)
 
@@ -384,13 +386,17 @@ SUPPORT = Sheet("support_networks", "table", "The cluster's other networks, size
     _SOURCE,
 ), catalog=True, key="name")
 
-FIBER_PLANT = Sheet("fiber_plant", "table", "Structured cabling of the fabric's optical links (catalog): a "
-                    "transceiver link longer than cable_in_rack_m runs device - jumper - patch panel - trunk - patch "
-                    "panel - jumper - device; the cheapest row of each role is used.", (
+FIBER_PLANT = Sheet("fiber_plant", "table", "Structured cabling of the optical links (catalog): a transceiver "
+                    "link (fabric, DCI attachment, support network) longer than cable_in_rack_m runs device - jumper - "
+                    "patch panel - trunk - patch panel - jumper - device; each lit inter-site fiber pair end lands on an "
+                    "ODF port and a duplex jumper to its module or the mux (a jumper more per coherent module, module to "
+                    "mux); the cheapest row of each role is used.", (
     _f("name", "str", "item name", required=True, example="MPO-16 jumper, 3 m"),
-    _f("role", "enum", "jumper (device to panel), trunk (panel to panel, one a link) or panel (patch panel)",
-       required=True, allowed=FIBER_PLANT_ROLES),
-    _positive("ports", "link ends one patch panel holds; panels only", "", "int", example=48),
+    _f("role", "enum", "jumper (device to panel), trunk (panel to panel, one a link), panel (patch panel), "
+       "duplex_jumper (inter-site pair end or coherent module to ODF or mux) or odf (optical distribution frame of "
+       "the inter-site pairs)", required=True, allowed=FIBER_PLANT_ROLES),
+    _positive("ports", "link ends one patch panel holds, or fiber pair ends one ODF holds; panels and ODFs only",
+              "", "int", example=48),
     _cost("price_usd", "price of one item", required=True, example=45),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name")
@@ -448,6 +454,7 @@ CLOUD = Sheet("cloud", "table", "Optional GPU cloud offers to compare the design
 # leaves an order of magnitude or more over the largest plan in sight (gigawatt campuses, millions of GPUs,
 # 20,000 km routes, $1T budgets); tests/test_values.py solves workbooks at these extremes.
 UPPER: dict[tuple[str, str], float] = {
+    ("switches", "ru"): 48,  # a full rack: the largest modular chassis take ~30 RU
     ("project", "gpus_required"): 10_000_000,  # ten times the largest cluster announced (~1M GPUs)
     ("project", "gpus_max"): 10_000_000,  # as gpus_required
     ("project", "budget_usd"): 1e13,  # $10 trillion: ten times a $1T programme

@@ -19,6 +19,7 @@ import pandas as pd
 
 from designer.audit import resilience
 from designer.outputs.devices import optics_per_device
+from designer.outputs.statistics import rack_rows
 
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
                "total_power_w", "sku", "lead_time_weeks", "spare_of", "basis"]
@@ -328,6 +329,7 @@ def write_bom_csv(solution: dict, path: Path) -> None:
 
 INPUT_TABLES = ("sites", "routes", "floorplan", "node_types", "switches", "optics", "coherent", "amplifiers",
                 "protocols", "support_networks", "fiber_plant")
+RACK_COLUMNS = ["site", "rack", "tier", "devices", "ru_used", "rack_ru", "kw", "rack_kw"]  # statistics.rack_rows
 
 
 def sheets(solution: dict) -> dict[str, pd.DataFrame]:
@@ -361,6 +363,7 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         "links": pd.DataFrame(solution["links"]),
         "bom": bom,
         "optics_per_device": optics_per_device(solution),
+        "network_racks": pd.DataFrame(rack_rows(solution), columns=RACK_COLUMNS),
         "power": pd.DataFrame(power),
         "cost": cost,
         "constraints": pd.DataFrame(solution.get("constraints", [])),

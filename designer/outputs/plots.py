@@ -365,6 +365,36 @@ def floor_figure(site: dict):
     return fig
 
 
+def rack_figure(site: dict, solution: dict):
+    """Elevations of the site's network racks (statistics.network_racks), each distinct rack once with how many
+    there are: its switches by rack unit from the bottom, the units and kW it takes of the rack's."""
+    plan = st.network_racks(site, solution)
+    kinds = st.rack_kinds(plan)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(min(12.0, 1.0 + 1.9 * len(kinds)), 6.2), squeeze=False)
+    for ax, rack in zip(axes[0], kinds):
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, plan["rack_ru"])
+        ax.add_patch(FancyBboxPatch((0.05, 0), 0.9, plan["rack_ru"], boxstyle="square,pad=0", fc="#F2F2F2",
+                                    ec="#7F7F7F"))
+        unit = 0
+        for model, count, ru in rack["devices"]:
+            for _ in range(count):
+                ax.add_patch(FancyBboxPatch((0.1, unit + 0.08), 0.8, ru - 0.16, boxstyle="square,pad=0",
+                                            fc=TIER_COLORS[rack["tier"]], ec="white"))
+                ax.text(0.5, unit + ru / 2, _wrap(model, 18), ha="center", va="center", color="white",
+                        fontsize=6 if ru < 2 else 7)
+                unit += ru
+        ax.set_xticks([])
+        ax.set_yticks(range(0, plan["rack_ru"] + 1, 6))
+        ax.set_title(f"{rack['tier']}\n{rack['count']:,} rack(s)", fontsize=9)
+        ax.set_xlabel(f"{rack['ru']} / {plan['rack_ru']} RU\n{rack['kw']:.1f} / {plan['rack_kw']:g} kW", fontsize=8)
+    axes[0][0].set_ylabel("rack unit")
+    note = f"; {plan['in_node_racks']:,} leaves stand in racks of nodes" if plan["in_node_racks"] else ""
+    fig.suptitle(f"{site['name']}: network racks, switches without optics{note}", x=0.01, ha="left", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def latency_figure(site: dict, limit_us: float | None = None):
     """A stacked bar of the worst-case one-way latency of a site: NICs, switch hops, propagation, NVLink."""
     budget = st.latency_budget(site, limit_us)

@@ -58,10 +58,14 @@ def context(solution: dict, figures: bool = True) -> dict:
     opened = st.open_sites(solution)
     sites = []
     for s in opened:
+        racks = st.network_racks(s, solution)
         sites.append({"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
                       "fabric_fig": _figure(plots.fabric_figure, s) if figures else None,
                       "latency_fig": _figure(plots.latency_figure, s, limit) if figures else None,
-                      "floor_fig": _figure(plots.floor_figure, s) if figures and st.floor_plan(s) else None})
+                      "floor_fig": _figure(plots.floor_figure, s) if figures and st.floor_plan(s) else None,
+                      "racks": st.rack_kinds(racks) if racks else [], "rack_plan": racks,
+                      "rack_fig": _figure(plots.rack_figure, s, solution) if figures and racks and racks["racks"]
+                      else None})
     comm = st.communication(solution)
     train = st.training(solution)
     has_design = bool(opened)

@@ -310,6 +310,94 @@ def floor_text(site: dict) -> str:
     return text + (f" The planner's lengths: {given}." if given else "")
 
 
+RACK_RU = 42  # units of a network rack: the common 19-inch 42U rack (EIA-310 widths; heights of 42-52U exist) [E]
+NETWORK_ROW = ("leaf", "spine", "core", "dci")  # the order network racks are listed in
+
+
+def pack(devices: list[tuple[str, int, float]], rack_kw: float) -> list[dict]:
+    """Devices (model, RU, W) filling racks in order: a rack takes the next device while it stays within RACK_RU
+    units and rack_kw (a device too big for any rack stands alone). Racks as {devices: [[model, count, RU each]], ru,
+    kw}."""
+    racks: list[dict] = []
+    for model, ru, watts in devices:
+        rack = racks[-1] if racks else None
+        if rack is None or rack["ru"] + ru > RACK_RU or rack["kw"] + watts / 1e3 > rack_kw + 1e-9:
+            rack = {"devices": [], "ru": 0, "kw": 0.0}
+            racks.append(rack)
+        if rack["devices"] and rack["devices"][-1][0] == model:
+            rack["devices"][-1][1] += 1
+        else:
+            rack["devices"].append([model, 1, ru])
+        rack["ru"] += ru
+        rack["kw"] += watts / 1e3
+    return racks
+
+
+def network_racks(site: dict, solution: dict) -> dict | None:
+    """The site's network racks, where cabling.csv places its switches (models.layout): a rail design's leaves in
+    its scalable units' network racks (``<site>-su<n>-net``, each unit's share of the leaves); spines, cores and DCI
+    routers in the network row (``<site>-net-<tier>``), each tier filling racks of RACK_RU units and the site's
+    rack_kw in order (pack), with the switches' ``ru`` and ``power_w`` (optics not included). Other leaves
+    stand in racks of nodes: counted, not racked here. {racks: [{name, tier, devices, ru, kw}], rack_ru, rack_kw,
+    in_node_racks}."""
+    lay = site.get("layout")
+    if not lay or not site.get("open"):
+        return None
+    switches = {str(r["model"]): r for r in (solution.get("inputs") or {}).get("switches") or []}
+    rack_kw = float(lay["rack_kw"])
+
+    def units(tiers):
+        return [(t["model"], int(switches.get(t["model"], {}).get("ru") or 1),
+                 float(switches.get(t["model"], {}).get("power_w") or 0.0)) for t in tiers for _ in range(t["count"])]
+
+    prefix = str(site["name"]).strip().replace(" ", "-")
+    racks, in_node_racks = [], 0
+    rail = site.get("topology") in ("rail_optimized", "rail_only") and site.get("scalable_units")
+    for tier in NETWORK_ROW:
+        rows = [t for t in site.get("tiers", []) if t["tier"] == tier]
+        if not rows:
+            continue
+        if tier == "leaf" and not rail:
+            in_node_racks += sum(t["count"] for t in rows)
+            continue
+        if tier == "leaf":
+            devices, sus = units(rows), int(site["scalable_units"])
+            for su in range(sus):
+                share = devices[su * len(devices) // sus:(su + 1) * len(devices) // sus]
+                for k, rack in enumerate(pack(share, rack_kw)):
+                    racks.append({"name": f"{prefix}-su{su + 1}-net" + (f"-{k + 1}" if k else ""), "tier": tier,
+                                  **rack})
+            continue
+        for k, rack in enumerate(pack(units(rows), rack_kw)):
+            racks.append({"name": f"{prefix}-net-{tier}-{k + 1:02d}", "tier": tier, **rack})
+    return {"racks": racks, "rack_ru": RACK_RU, "rack_kw": rack_kw, "in_node_racks": in_node_racks}
+
+
+def rack_kinds(plan: dict) -> list[dict]:
+    """The distinct network racks of a site (same tier and devices), in order, each with how many there are."""
+    kinds: dict[tuple, dict] = {}
+    for rack in plan["racks"]:
+        key = (rack["tier"], tuple(map(tuple, rack["devices"])))
+        if key in kinds:
+            kinds[key]["count"] += 1
+        else:
+            kinds[key] = {**rack, "count": 1}
+    return list(kinds.values())
+
+
+def rack_rows(solution: dict) -> list[dict]:
+    """Every network rack of every open site (design.xlsx sheet network_racks)."""
+    out = []
+    for site in open_sites(solution):
+        plan = network_racks(site, solution)
+        for rack in plan["racks"] if plan else []:
+            out.append({"site": site["name"], "rack": rack["name"], "tier": rack["tier"],
+                        "devices": ", ".join(f"{n} x {model}" for model, n, _ in rack["devices"]),
+                        "ru_used": rack["ru"], "rack_ru": plan["rack_ru"], "kw": round(rack["kw"], 3),
+                        "rack_kw": plan["rack_kw"]})
+    return out
+
+
 # --- communication -------------------------------------------------------------------------------
 
 def communication(solution: dict) -> dict | None:

@@ -24,7 +24,8 @@ from models.network import (
     cable_items,
     core_count,
     leaf_count,
-    optical_links,
+    plant_counts,
+    router_groups,
     spine_count,
     support_links,
     tier_links,
@@ -169,8 +170,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             if routers:
                 gbps = max(int(co.loc[c, "gbps"]) for c in coherent_at[s]) if coherent_at[s] else None
                 for rt in routers:
-                    entry["tiers"].append({"tier": "dci", "model": rt["model"], "count": rt["count"],
-                                           "port_gbps": gbps, "buffer_mb": float(sw.loc[rt["model"], "buffer_mb"])})
+                    entry["tiers"].append(router_tier(model, s, rt["model"], rt["count"], gbps))
             attachment = dci_attachment(model, data, s, picked[0], bom)
             if attachment:  # the routers' ports on the leaves are in use too
                 entry["dci_attachment"] = attachment
@@ -301,6 +301,18 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     }
 
 
+def router_tier(model, s: str, k: str, count: int, gbps: int | None) -> dict:
+    """The dci tier of router model k at site s, with the cages its ports take of each kind
+    (models.network.define_dci_routers): ``cages_by_use`` [{side: line | fabric, gbps, cages}]."""
+    sw = model.data.inputs.switches
+    use = [{"side": side, "gbps": g, "cages": ival(model.dci_cages[s, k, side, g])}
+           for side, g in router_groups(model, s) if (s, k, side, g) in model.SKG]
+    use = [u for u in use if u["cages"]]
+    return {"tier": "dci", "model": k, "count": count, "port_gbps": gbps, "buffer_mb": float(sw.loc[k, "buffer_mb"]),
+            "used_cages": sum(u["cages"] for u in use), "total_cages": count * cages(sw.loc[k, "port_modes"]),
+            "cages_by_use": use}
+
+
 def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
     """How site s's DCI routers join its fabric (models.network.define_dci_attachment): attachments of one
     node's NIC ports each on leaf down ports, their cables or modules as BOM lines of category dci_attachment."""
@@ -322,17 +334,16 @@ def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
 
 
 def fiber_plant(model, data, s: str, bom: Bom) -> dict | None:
-    """Jumpers, trunks and patch panels of site s's optical links (models.network.define_fiber_plant), as BOM
-    lines of category fiber_plant."""
-    plant = data.plant
-    if not plant:
+    """Jumpers, trunks, patch panels and ODFs of site s's optical links and inter-site fiber pairs
+    (models.network.define_fiber_plant), as BOM lines of category fiber_plant."""
+    if not data.plant:
         return None
-    long, short = ival(optical_links(model, s, False)), ival(optical_links(model, s, True))
-    panels = ival(model.panels[s]) if "panel" in plant else 0
-    counts = {"jumper": short + 2 * long, "trunk": long, "panel": panels}
-    for role, row in plant.items():
+    counts = {role: ival(count) for role, count in plant_counts(model, s).items()}
+    for role, row in data.plant.items():
         bom.add(s, "fiber_plant", str(row.name), counts[role], row["price_usd"], 0.0)
-    return {"links_in_rack": short, "links_patched": long, **{f"{role}s": counts[role] for role in plant}}
+    return {"links_in_rack": ival(model.plant_short[s]), "links_patched": ival(model.plant_long[s]),
+            "pair_ends": ival(model.plant_ends[s]), "coherent_modules": ival(model.plant_modules[s]),
+            **{f"{role}s": counts[role] for role in data.plant}}
 
 
 def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
@@ -348,7 +359,7 @@ def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
         bom.add(s, row["category"], row["link_item"], items, row["link_price_usd"], row["link_power_w"])
         out.append({"name": n, "category": row["category"], "switch_model": row["switch_model"], "switches": switches,
                     "links": nodes * ports, "port_gbps": int(row["port_gbps"]), "link_item": row["link_item"],
-                    "link_items": items})
+                    "link_items": items, "link_length_m": data.support_lengths(s)[n]})
     return out
 
 
