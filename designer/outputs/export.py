@@ -19,6 +19,7 @@ import pandas as pd
 
 from designer.audit import resilience
 from designer.outputs.devices import optics_per_device
+from designer.outputs.statistics import alternative_rows, sensitivity_rows
 
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
                "total_power_w", "sku", "lead_time_weeks", "spare_of", "basis"]
@@ -293,6 +294,10 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         "inputs": pd.DataFrame(echo, columns=["key", "value"]),
         "solver": pd.DataFrame(solver, columns=["key", "value"]),
         "resilience": pd.DataFrame(resilience.rows(solution.get("resilience")), columns=resilience.ROW_COLUMNS),
+        **({"sensitivity": pd.DataFrame(sensitivity_rows(solution))} if solution.get("sensitivity") else {}),
+        **({"alternatives": pd.DataFrame([{k: ", ".join(v) if isinstance(v, list) else v for k, v in r.items()}
+                                          for r in alternative_rows(solution)])}
+           if solution.get("alternatives") else {}),
     }
 
 

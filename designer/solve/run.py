@@ -105,6 +105,13 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     t2 = time.perf_counter()
     solution = extract(model, data, outcome, options, seconds=timings["solve_s"])
     timings["extract_s"] = time.perf_counter() - t2
+    if inputs.project.get("objective") == "min_latency" and budget(inputs) is not None:
+        faster = [lv for lv in levels if lv < design_latency(model, data) - 1e-9]
+        if faster and clock.left(options):
+            binds = budget_sets_latency(inputs, faster[-1], options, outcomes)
+            for row in solution["constraints"]:
+                if row["name"] == "budget_usd" and binds is not None:
+                    row["binding"], row["binding_by"] = binds, "re-solve"
     solution["timings"] = timings
     return solution
 
@@ -175,6 +182,20 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
         else:
             lo = mid + 1
     return levels[hi], proven
+
+
+def budget_sets_latency(inputs, level: float, options: SolveOptions, outcomes: list) -> bool | None:
+    """min_latency: whether a design at ``level`` (the next latency level below the answer's) exists without the
+    budget: then the budget, whatever its slack, is what sets the latency. None when the probe found no verdict."""
+    capped = prepare_data(replace(inputs, project={**inputs.project, "budget_usd": None}), latency_cap=level)
+    if not capped.modes:
+        return False
+    model = build_model(capped)
+    set_objective(model, "cost")
+    outcome = run_highs(model, SolveOptions(mip_gap=1.0, threads=options.threads, time_limit=options.time_limit),
+                        COST_SCALE)
+    outcomes.append(outcome)
+    return None if outcome.status in ("no_solution", "failed") else outcome.status != "infeasible"
 
 
 def budget(inputs) -> float | None:
