@@ -213,3 +213,91 @@ def test_cli_infeasible_replaces_a_previous_design(tmp_path, capsys):
     assert json.loads((out / "design.json").read_text())["status"] == "infeasible"
     assert not (out / "bom.csv").exists() and not (out / "design.xlsx").exists()
     capsys.readouterr()
+
+
+# --- every planner limit: dci_ratio, fiber pairs, RTT, oversubscription, protocols, topologies ------------
+
+def fixed_by_every_change(inputs, diagnosis: dict) -> dict:
+    """Solve again with every suggested change applied, route fiber pairs and name lists included."""
+    from designer.solve.resolve import with_project, with_route
+
+    for c in diagnosis["changes"]:
+        if c["scope"].startswith("routes."):
+            a, b = c["scope"].split(".", 1)[1].split("--")
+            row = inputs.routes.index[(inputs.routes["site_a"] == a) & (inputs.routes["site_b"] == b)][0]
+            inputs = with_route(inputs, row, fiber_pairs=c["needed"])
+        elif c["knob"] in ("protocols_allowed", "topologies_allowed"):
+            inputs = with_project(inputs, **{c["knob"]: c["needed"].split(",")})
+    rest = {"changes": [c for c in diagnosis["changes"] if not c["scope"].startswith("routes.")
+                        and c["knob"] not in ("protocols_allowed", "topologies_allowed")]}
+    return fixed_by(inputs, rest)
+
+
+def test_dci_ratio_typed_as_a_percentage_is_named(tmp_path):
+    """12.5 asks each site for 12.5 x its 12.8 Tb/s of NICs: 160 Tb/s, above the 4 pairs' 102.4 Tb/s (a larger
+    site would do instead, but the typo is the change to make)."""
+    inputs, exc = infeasible(tmp_path, pair(60, dci_ratio=12.5))
+    d = exc.details["diagnosis"]
+    assert [c["knob"] for c in d["changes"]] == ["dci_ratio"], d
+    c = d["changes"][0]
+    assert c["needed"] == pytest.approx(0.125) and "set dci_ratio to 0.125 (12.5%)" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def two_sites(nodes: int, pairs: int, **project) -> dict:
+    """Two sites of ``nodes`` nodes each, both needed (min_sites 2), joined by 60 km of ``pairs`` fiber pairs; a
+    pair carries 64 wavelengths of 400G, 25.6 Tb/s, and a node has 3.2 Tb/s of NICs."""
+    sites = [site("a", max_nodes=nodes, lat=40.4, lon=-3.7), site("b", max_nodes=nodes, lat=40.9, lon=-3.2)]
+    route = dict(site_a="a", site_b="b", distance_km=60, fiber_pairs=pairs, fiber_cost_usd_per_pair_km=10)
+    return book(16 * nodes, sites=sites, routes=[route], min_sites=2, **project)
+
+
+def test_dci_ratio_above_what_the_routes_carry_is_named(tmp_path):
+    """96 nodes a site at dci_ratio 1 ask 307.2 Tb/s: 12 pairs where there is one. Lowering the ratio to what one
+    pair carries (25.6 / 307.2 = 0.0833) is a smaller change than 11 more pairs."""
+    inputs, exc = infeasible(tmp_path, two_sites(96, 1, dci_ratio=1))
+    d = exc.details["diagnosis"]
+    c = d["changes"][0]
+    assert c["knob"] == "dci_ratio" and c["needed"] == pytest.approx(0.0833), d
+    assert "lower dci_ratio to 0.0833" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def test_route_fiber_capping_a_site_is_named_with_the_pairs_needed(tmp_path):
+    """88 nodes a site at dci_ratio 1 ask 281.6 Tb/s: 11 pairs where there are 10 (the smallest change: 10%)."""
+    inputs, exc = infeasible(tmp_path, two_sites(88, 10, dci_ratio=1))
+    d = exc.details["diagnosis"]
+    c = d["changes"][0]
+    assert c["knob"] == "fiber_pairs", d
+    assert c["scope"] == "routes.a--b" and (c["current"], c["needed"]) == (10, 11)
+    assert "route a--b's 10 fiber pairs cap the inter-site capacity of a, b" in c["message"]
+    assert fixed_by_every_change(inputs, d)["links"][0]["fiber_pairs"] == 11
+
+
+def test_tight_rtt_limit_suggests_the_value(tmp_path):
+    inputs, exc = infeasible(tmp_path, pair(112, max_site_rtt_ms=1.0))
+    d = exc.details["diagnosis"]
+    c = d["changes"][0]
+    assert c["knob"] == "max_site_rtt_ms" and c["needed"] == pytest.approx(1.10), d
+    assert "raise it to 1.10" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def test_topology_restriction_is_named(tmp_path):
+    """A leaf mesh holds 128 nodes at most (at oversubscription 1.94); 2,048 GPUs need another topology."""
+    inputs, exc = infeasible(tmp_path, book(2048, topologies_allowed="leaf_mesh", max_oversubscription=4))
+    d = exc.details["diagnosis"]
+    c = d["changes"][0]
+    assert c["knob"] == "topologies_allowed" and c["current"] == "leaf_mesh", d
+    assert c["needed"].startswith("leaf_mesh,") and "to topologies_allowed (the design uses it at s1)" in c["message"]
+    assert fixed_by_every_change(inputs, d)["totals"]["gpus"] >= 2048
+
+
+def test_oversubscription_limit_is_named_with_the_level(tmp_path):
+    """1,024 GPUs (128 nodes) in a leaf mesh: only its 1.9375:1 split holds them."""
+    inputs, exc = infeasible(tmp_path, book(1024, topologies_allowed="leaf_mesh"))
+    d = exc.details["diagnosis"]
+    c = d["changes"][0]
+    assert c["knob"] == "max_oversubscription" and c["needed"] == pytest.approx(1.9375), d
+    assert "raise max_oversubscription to 1.9375" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["gpus"] == 1024
