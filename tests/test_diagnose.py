@@ -244,6 +244,14 @@ def test_dci_ratio_typed_as_a_percentage_is_named(tmp_path):
     assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
 
 
+def first_change(tmp_path, tables: dict, knob: str):
+    """The infeasible workbook's inputs, diagnosis and first (smallest) change, which must be to ``knob``."""
+    inputs, exc = infeasible(tmp_path, tables)
+    d = exc.details["diagnosis"]
+    assert d["changes"] and d["changes"][0]["knob"] == knob, d
+    return inputs, d, d["changes"][0]
+
+
 def two_sites(nodes: int, pairs: int, **project) -> dict:
     """Two sites of ``nodes`` nodes each, both needed (min_sites 2), joined by 60 km of ``pairs`` fiber pairs; a
     pair carries 64 wavelengths of 400G, 25.6 Tb/s, and a node has 3.2 Tb/s of NICs."""
@@ -255,49 +263,39 @@ def two_sites(nodes: int, pairs: int, **project) -> dict:
 def test_dci_ratio_above_what_the_routes_carry_is_named(tmp_path):
     """96 nodes a site at dci_ratio 1 ask 307.2 Tb/s: 12 pairs where there is one. Lowering the ratio to what one
     pair carries (25.6 / 307.2 = 0.0833) is a smaller change than 11 more pairs."""
-    inputs, exc = infeasible(tmp_path, two_sites(96, 1, dci_ratio=1))
-    d = exc.details["diagnosis"]
-    c = d["changes"][0]
-    assert c["knob"] == "dci_ratio" and c["needed"] == pytest.approx(0.0833), d
+    inputs, d, c = first_change(tmp_path, two_sites(96, 1, dci_ratio=1), "dci_ratio")
+    assert c["needed"] == pytest.approx(0.0833)
     assert "lower dci_ratio to 0.0833" in c["message"]
     assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
 
 
 def test_route_fiber_capping_a_site_is_named_with_the_pairs_needed(tmp_path):
     """88 nodes a site at dci_ratio 1 ask 281.6 Tb/s: 11 pairs where there are 10 (the smallest change: 10%)."""
-    inputs, exc = infeasible(tmp_path, two_sites(88, 10, dci_ratio=1))
-    d = exc.details["diagnosis"]
-    c = d["changes"][0]
-    assert c["knob"] == "fiber_pairs", d
+    inputs, d, c = first_change(tmp_path, two_sites(88, 10, dci_ratio=1), "fiber_pairs")
     assert c["scope"] == "routes.a--b" and (c["current"], c["needed"]) == (10, 11)
     assert "route a--b's 10 fiber pairs cap the inter-site capacity of a, b" in c["message"]
     assert fixed_by_every_change(inputs, d)["links"][0]["fiber_pairs"] == 11
 
 
 def test_tight_rtt_limit_suggests_the_value(tmp_path):
-    inputs, exc = infeasible(tmp_path, pair(112, max_site_rtt_ms=1.0))
-    d = exc.details["diagnosis"]
-    c = d["changes"][0]
-    assert c["knob"] == "max_site_rtt_ms" and c["needed"] == pytest.approx(1.10), d
+    inputs, d, c = first_change(tmp_path, pair(112, max_site_rtt_ms=1.0), "max_site_rtt_ms")
+    assert c["needed"] == pytest.approx(1.10)
     assert "raise it to 1.10" in c["message"]
     assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
 
 
 def test_topology_restriction_is_named(tmp_path):
     """A leaf mesh holds 128 nodes at most (at oversubscription 1.94); 2,048 GPUs need another topology."""
-    inputs, exc = infeasible(tmp_path, book(2048, topologies_allowed="leaf_mesh", max_oversubscription=4))
-    d = exc.details["diagnosis"]
-    c = d["changes"][0]
-    assert c["knob"] == "topologies_allowed" and c["current"] == "leaf_mesh", d
+    tables = book(2048, topologies_allowed="leaf_mesh", max_oversubscription=4)
+    inputs, d, c = first_change(tmp_path, tables, "topologies_allowed")
+    assert c["current"] == "leaf_mesh"
     assert c["needed"].startswith("leaf_mesh,") and "to topologies_allowed (the design uses it at s1)" in c["message"]
     assert fixed_by_every_change(inputs, d)["totals"]["gpus"] >= 2048
 
 
 def test_oversubscription_limit_is_named_with_the_level(tmp_path):
     """1,024 GPUs (128 nodes) in a leaf mesh: only its 1.9375:1 split holds them."""
-    inputs, exc = infeasible(tmp_path, book(1024, topologies_allowed="leaf_mesh"))
-    d = exc.details["diagnosis"]
-    c = d["changes"][0]
-    assert c["knob"] == "max_oversubscription" and c["needed"] == pytest.approx(1.9375), d
+    inputs, d, c = first_change(tmp_path, book(1024, topologies_allowed="leaf_mesh"), "max_oversubscription")
+    assert c["needed"] == pytest.approx(1.9375)
     assert "raise max_oversubscription to 1.9375" in c["message"]
     assert fixed_by(inputs, d)["totals"]["gpus"] == 1024
