@@ -100,18 +100,19 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if not proven and outcome.status == "optimal":
         outcome.status = "feasible"  # a faster latency level was not ruled out: the optimum is not proven
     say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'} ({outcome.seconds:.1f} s)")
+    binds = None
+    if inputs.project.get("objective") == "min_latency" and budget(inputs) is not None:
+        faster = [lv for lv in levels if lv < design_latency(model, data) - 1e-9]
+        if faster and clock.left(options):
+            binds = budget_sets_latency(inputs, faster[-1], clock.left(options) or options, outcomes)
     timings["solve_s"] = sum(o.seconds for o in outcomes)
     timings["highs_s"] = sum(o.highs_seconds for o in outcomes)
     t2 = time.perf_counter()
     solution = extract(model, data, outcome, options, seconds=timings["solve_s"])
     timings["extract_s"] = time.perf_counter() - t2
-    if inputs.project.get("objective") == "min_latency" and budget(inputs) is not None:
-        faster = [lv for lv in levels if lv < design_latency(model, data) - 1e-9]
-        if faster and clock.left(options):
-            binds = budget_sets_latency(inputs, faster[-1], options, outcomes)
-            for row in solution["constraints"]:
-                if row["name"] == "budget_usd" and binds is not None:
-                    row["binding"], row["binding_by"] = binds, "re-solve"
+    for row in solution["constraints"]:
+        if row["name"] == "budget_usd" and binds is not None:
+            row["binding"], row["binding_by"] = binds, "re-solve"
     solution["timings"] = timings
     return solution
 
@@ -192,8 +193,7 @@ def budget_sets_latency(inputs, level: float, options: SolveOptions, outcomes: l
         return False
     model = build_model(capped)
     set_objective(model, "cost")
-    outcome = run_highs(model, SolveOptions(mip_gap=1.0, threads=options.threads, time_limit=options.time_limit),
-                        COST_SCALE)
+    outcome = run_highs(model, replace(options, mip_gap=1.0), COST_SCALE)
     outcomes.append(outcome)
     return None if outcome.status in ("no_solution", "failed") else outcome.status != "infeasible"
 

@@ -8,7 +8,7 @@ the budget a faster latency level needs. Sites (and routes) are first relaxed to
 beyond the gap, none of them alone does (a relaxation's designs are a subset of the group's), and they are not
 re-solved one by one. A saving is given with what the re-solve proved: ``saving_usd`` = chosen - found,
 ``saving_max_usd`` = chosen - the re-solve's bound; a limit binds when the found design is cheaper than the
-chosen one's bound (proven cheaper) or faster."""
+chosen one's bound (proven cheaper) or faster, and otherwise saves 0 (at most ``saving_max_usd``)."""
 
 from __future__ import annotations
 
@@ -110,6 +110,8 @@ class Base:
         row["saving_max_usd"] = max(0.0, self.objective - (found.bound if found.bound is not None else found.objective))
         faster = latency < self.latency - 1e-9
         row["binding"] = faster or found.objective < self.bound - 1e-6 * abs(self.bound)
+        if not row["binding"]:  # a design within the gap of the chosen one, costlier or cheaper: the same answer
+            row["saving_usd"] = 0.0
         row["effect"] = effect(row, self.latency)
         return row
 
