@@ -246,5 +246,6 @@ def infeasible_reason(inputs, data: ModelData) -> str:
     if len(data.sites) > 1 and data.inter.excluded_pairs and project.get("max_site_rtt_ms") is not None:
         return ("no set of sites meets the GPU demand, power and space while every pair of open sites stays within "
                 f"max_site_rtt_ms {project['max_site_rtt_ms']:g} over used routes")
-    return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach); "
-            "see the constraint notes: " + "; ".join(data.inter.notes[:3]))
+    notes = "; ".join(data.inter.notes[:3])
+    return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach)"
+            + (f"; see the constraint notes: {notes}" if notes else ""))

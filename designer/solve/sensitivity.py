@@ -173,7 +173,8 @@ def budget_row(inputs, chosen: dict, base: Base, options) -> dict:
     found = cheapest(unbudgeted, None, options, latency_cap=levels[-1])
     row.update(status=found.status, seconds=round(found.seconds, 3), step="a faster latency level")
     if found.solution is None:
-        row["effect"] = f"nothing: no design is faster at any budget ({found.why})"
+        row["effect"] = ("nothing: no design is faster at any budget" if found.status == "infeasible"
+                         else f"not known: {found.why}")
         return row
     latency = worst_latency(found.solution)
     protocols = sorted({e["protocol"] for e in found.solution["sites"] if e["open"]})
