@@ -3,8 +3,8 @@ nothing for a MILP). A limit binds when relaxing it changes the answer (a cheape
 min_latency a faster one), whatever its slack in the chosen design.
 
 Steps: +1 MW of a site's power, +10% of its max_nodes, +5% of a route's fiber pairs (at least one), dci_ratio
-20% lower, max_oversubscription to the next level, the RTT and latency limits lifted, and under min_latency
-the budget a faster latency level needs. Sites (and routes) are first relaxed together: when that buys nothing
+20% lower, max_oversubscription to the next level, max_sites + 1, the workload's max_comm_fraction 20% higher,
+the RTT and latency limits lifted, and under min_latency the budget a faster latency level needs. Sites (and routes) are first relaxed together: when that buys nothing
 beyond the gap, none of them alone does (a relaxation's designs are a subset of the group's), and they are not
 re-solved one by one. A saving is given with what the re-solve proved: ``saving_usd`` = chosen - found,
 ``saving_max_usd`` = chosen - the re-solve's bound; a limit binds when the found design is cheaper than the
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from designer.formats import money
 from designer.solve.highs import SolveOptions
 from designer.solve.prepare import prepare_data
@@ -25,6 +26,7 @@ POWER_STEP_MW = 1.0
 SPACE_STEP = 0.10  # of max_nodes
 FIBER_STEP = 0.05  # of a route's fiber pairs, at least one
 DCI_STEP = 0.8  # dci_ratio times this
+COMM_STEP = 1.2  # the workload's max_comm_fraction times this
 
 
 def worst_latency(solution: dict) -> float:
@@ -70,6 +72,16 @@ def sensitivity(inputs, chosen: dict, options: SolveOptions = SolveOptions()) ->
     if above:
         rows.append(base.row("max_oversubscription", "project", level, above[0], f"{level:g} -> {above[0]:g}",
                              best(with_project(inputs, max_oversubscription=above[0]), chosen, options)))
+    if project.get("max_sites") is not None:
+        most = int(project["max_sites"])
+        rows.append(base.row("max_sites", "project", most, most + 1, f"{most} -> {most + 1}",
+                             best(with_project(inputs, max_sites=most + 1), chosen, options)))
+    if inputs.workload and inputs.workload.get("max_comm_fraction") is not None:
+        frac = float(inputs.workload["max_comm_fraction"])
+        looser = round(min(0.99, frac * COMM_STEP), 6)
+        rows.append(base.row("max_comm_fraction", "workload", frac, looser, f"{frac:g} -> {looser:g}",
+                             best(replace(inputs, workload={**inputs.workload, "max_comm_fraction": looser}),
+                                  chosen, options)))
     sites = [s for s in inputs.sites.index if inputs.sites.loc[s, "status"] != "excluded"]
     power = {s: (float(inputs.sites.loc[s, "power_mw"]), float(inputs.sites.loc[s, "power_mw"]) + POWER_STEP_MW)
              for s in sites}
