@@ -16,8 +16,8 @@ limit), to which ``add_elastic`` adds penalised slack measured against the plann
 - fiber:   sum_c pairs_rc <= fiber_pairs_r + slack_fiber_r                 (pairs, per route, when lifted)
 - oversubscription, protocols, topologies (when lifted): a site's mode above max_oversubscription pays
            (level - limit) / limit, one of a protocol or topology not allowed pays 1, on its y_sm
-The objective is the sum of the slacks relative to their limits (demand weighted higher: a planner
-changes resources before the job) plus a small share of the cost, so among equally small changes the
+The objective is the sum of the slacks relative to their limits (dci_ratio and the demand weighted higher:
+a planner changes resources and limits before what the job asks) plus a small share of the cost, so among equally small changes the
 cheaper design wins. Loosening rather than editing the built constraints keeps this independent of
 how models.network states them (big-M bounds, tightenings derived from power or space).
 """
@@ -34,8 +34,10 @@ from models.modes import TOPOLOGY_VARIANTS, floor_capacity
 from models.network import nic_gbps_per_node, site_capacity
 
 MILLION = 1e6
-WEIGHTS = {"budget": 1.0, "power": 1.0, "space": 1.0, "latency": 1.0, "rtt": 1.0, "dci": 1.0, "fiber": 1.0,
-           "oversubscription": 1.0, "restriction": 1.0, "demand": 10.0}
+# resources and limits weigh 1; what the job asks weighs more, changed only when the rest would take far more:
+# the inter-site share (dci_ratio) 10, the GPUs 100
+WEIGHTS = {"budget": 1.0, "power": 1.0, "space": 1.0, "latency": 1.0, "rtt": 1.0, "dci": 10.0, "fiber": 1.0,
+           "oversubscription": 1.0, "restriction": 1.0, "demand": 100.0}
 COST_WEIGHT = 1e-3
 NETWORK_POWER_FACTOR = 3.0  # ample power: this many times the nodes' own facility power
 # limits applied before the model or inside it, liftable into penalties
@@ -116,13 +118,13 @@ def loosen(inputs, lift: tuple[str, ...] = ()):
 
 def ample_pairs(inputs, route, nodes: int) -> int:
     """Fiber pairs enough for ``nodes`` nodes' inter-site capacity at the project's dci_ratio over ``route`` with
-    its slowest DCI optic within reach (1 when none is)."""
+    its densest DCI optic within reach (1 when none is): more would only weaken the model's bounds."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     need_gbps = float(inputs.project["dci_ratio"]) * nodes * float(node["nics_per_node"]) * float(node["nic_gbps"])
     per_pair = [fiber_gbps(row, 1, str(route["band"])) for _, row in inputs.coherent.iterrows()
                 if float(row["reach_km"]) >= float(route["distance_km"])]
     per_pair = [g for g in per_pair if g > 0]
-    return math.ceil(need_gbps / min(per_pair)) + 1 if per_pair else 1
+    return math.ceil(need_gbps / max(per_pair)) + 1 if per_pair else 1
 
 
 def add_elastic(m, data, limits: Limits, weights: dict | None = None) -> None:

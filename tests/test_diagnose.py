@@ -261,11 +261,12 @@ def two_sites(nodes: int, pairs: int, **project) -> dict:
 
 
 def test_dci_ratio_above_what_the_routes_carry_is_named(tmp_path):
-    """96 nodes a site at dci_ratio 1 ask 307.2 Tb/s: 12 pairs where there is one. Lowering the ratio to what one
-    pair carries (25.6 / 307.2 = 0.0833) is a smaller change than 11 more pairs."""
-    inputs, d, c = first_change(tmp_path, two_sites(96, 1, dci_ratio=1), "dci_ratio")
-    assert c["needed"] == pytest.approx(0.0833)
-    assert "lower dci_ratio to 0.0833" in c["message"]
+    """200 nodes a site at dci_ratio 1 ask 640 Tb/s: 25 pairs where there is one. dci_ratio is what the job asks
+    and weighs 10 times a resource, but 24 more pairs (24 times the route) are a larger change than lowering it to
+    what one pair carries at both sites (25.6 / 640 = 0.04; 2 x 10 x 0.96)."""
+    inputs, d, c = first_change(tmp_path, two_sites(200, 1, dci_ratio=1), "dci_ratio")
+    assert c["needed"] == pytest.approx(0.04)
+    assert "lower dci_ratio to 0.04" in c["message"]
     assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
 
 

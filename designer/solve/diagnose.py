@@ -288,12 +288,15 @@ def _changes(inputs, found: dict) -> list[dict]:
 
 
 def _relative(c: dict) -> float:
-    """How large a change is against its limit: the smallest first; a protocol or topology to allow counts as
-    1, the GPU demand comes last."""
+    """How large a change is against its limit, weighted as the elastic model weighs it (models.elastic.WEIGHTS:
+    dci_ratio 10 times); a protocol or topology to allow counts as 1, the GPU demand comes last."""
+    from models.elastic import WEIGHTS
+
     if c["knob"] == "gpus_required":
         return math.inf
+    weight = WEIGHTS["dci"] if c["knob"] == "dci_ratio" else 1.0
     if isinstance(c["current"], (int, float)) and isinstance(c["needed"], (int, float)):
-        return abs(c["needed"] - c["current"]) / max(abs(c["current"]), 1e-9)
+        return weight * abs(c["needed"] - c["current"]) / max(abs(c["current"]), 1e-9)
     return 1.0
 
 
