@@ -236,10 +236,15 @@ def rtt_row(inputs, chosen: dict, base: Base, options) -> dict:
 
 def mark_constraints(constraints: list[dict], rows: list[dict]) -> None:
     """The constraints table's ``binding`` from the re-solves where they tried the limit (``binding_by``:
-    re-solve), else from the slack."""
-    tried = {(r["limit"], r["scope"]): r["binding"] for r in rows if r["limit"] != "all"}
+    re-solve), else from the slack. A row of one site or route under a project-wide limit (dci_ratio, the latency
+    and RTT limits) binds when the limit does and the row has no slack: the RTT limit binds through the routes it
+    keeps out, not through those in the table."""
+    tried = {(r["limit"], r["scope"]): r["binding"] for r in rows}
     for c in constraints:
-        key = (c["name"], c["scope"]) if (c["name"], c["scope"]) in tried else (c["name"], "project")
-        if key in tried:
-            c["binding"] = tried[key]
-            c["binding_by"] = "re-solve"
+        if (c["name"], c["scope"]) in tried:
+            c["binding"] = tried[c["name"], c["scope"]]
+        elif (c["name"], "project") in tried:
+            c["binding"] = tried[c["name"], "project"] and c["binding"]
+        else:
+            continue
+        c["binding_by"] = "re-solve"
