@@ -125,3 +125,12 @@ def test_cli_explain_writes_the_tables(tmp_path):
 
     sheets = openpyxl.load_workbook(out / "design.xlsx", read_only=True).sheetnames
     assert "sensitivity" in sheets and "alternatives" in sheets
+
+
+def test_an_alternative_the_workbook_rules_out_says_so_without_solving(explained):
+    inputs, chosen, _ = explained
+    narrowed = with_project(inputs, topologies_allowed=["leaf_spine", "rail_only"])
+    by = {(r["kind"], r["name"]): r for r in alternatives(narrowed, chosen)["rows"]}
+    r = by["topology", "fat_tree_3"]
+    assert r["objective_usd"] is None and r["note"] == "not in topologies_allowed (leaf_spine, rail_only)"
+    assert by["topology", "rail_only"]["note"] == "the chosen design"

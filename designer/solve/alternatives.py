@@ -13,6 +13,7 @@ from designer.solve.prepare import prepare_data
 from designer.solve.resolve import Variant, with_project, with_site
 from designer.solve.run import budget, infeasible_reason
 from designer.solve.sensitivity import best, worst_latency
+from models.modes import TOPOLOGY_VARIANTS
 
 
 def alternatives(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -> dict:
@@ -20,16 +21,17 @@ def alternatives(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -
     began = time.perf_counter()
     project = inputs.project
     open_sites = [e for e in chosen["sites"] if e["open"]]
-    asks = []  # (kind, name, variant inputs, whether the chosen design already is it)
+    protocols, topologies = project["protocols_allowed"], project["topologies_allowed"]
+    asks = []  # (kind, name, variant inputs or None when the workbook rules it out, whether the chosen design is it)
     for protocol in inputs.protocols.index:
-        asks.append(("protocol", protocol, with_project(inputs, protocols_allowed=[protocol]),
-                     all(e["protocol"] == protocol for e in open_sites)))
-    for topology in project["topologies_allowed"]:
-        asks.append(("topology", topology, with_project(inputs, topologies_allowed=[topology]),
-                     all(e["topology"] == topology for e in open_sites)))
+        asks.append(("protocol", protocol, with_project(inputs, protocols_allowed=[protocol])
+                     if protocol in protocols else None, all(e["protocol"] == protocol for e in open_sites)))
+    for topology in dict.fromkeys(t for t, _, _ in TOPOLOGY_VARIANTS):
+        asks.append(("topology", topology, with_project(inputs, topologies_allowed=[topology])
+                     if topology in topologies else None, all(e["topology"] == topology for e in open_sites)))
     for family in sorted(set(inputs.protocols["switch_family"])):
-        members = [p for p in inputs.protocols.index if inputs.protocols.loc[p, "switch_family"] == family]
-        asks.append(("switch family", family, with_project(inputs, protocols_allowed=members),
+        members = [p for p in protocols if inputs.protocols.loc[p, "switch_family"] == family]
+        asks.append(("switch family", family, with_project(inputs, protocols_allowed=members) if members else None,
                      all(e["protocol"] in members for e in open_sites)))
     if len(open_sites) > 1:
         for e in open_sites:
@@ -38,10 +40,9 @@ def alternatives(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -
     rows, seen = [], {}
     for kind, name, variant, is_chosen in asks:
         row = {"kind": kind, "name": name}
-        restricted = (kind in ("protocol", "switch family")
-                      and not set(variant.project["protocols_allowed"]) & set(project["protocols_allowed"]))
-        if restricted:
-            row.update(empty(f"not in protocols_allowed ({', '.join(project['protocols_allowed'])})"))
+        if variant is None:
+            names = "topologies_allowed" if kind == "topology" else "protocols_allowed"
+            row.update(empty(f"not in {names} ({', '.join(project[names])})"))
         elif is_chosen:
             row.update(compare(chosen, Variant(chosen["status"], chosen["objective_usd"],
                                                chosen["solver"].get("bound_usd"), chosen), chosen))
