@@ -12,6 +12,7 @@ import json
 import pytest
 
 from designer import cli
+from designer.formats import money
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
 from designer.solve.alternatives import alternatives
@@ -78,13 +79,28 @@ def test_the_constraints_table_takes_binding_from_the_re_solves(explained):
         assert c["binding_by"] == "re-solve" and c["binding"] is row(sens["rows"], "power_mw", "b")["binding"]
 
 
+def with_fast_switch(tmp_path, **project):
+    """128 GPUs; a faster switch (50 ns, $50,000) makes rail_only 0.05 us faster (1.38 us) for 8 x $40,000 more."""
+    tables = book(128, **project)
+    tables["switches"].append(dict(SW64, model="sw64fast", latency_ns=50, price_usd=50_000))
+    return load_inputs(write_workbook(tmp_path / "fast.xlsx", tables))
+
+
+def test_what_a_latency_limit_costs_is_what_lifting_it_saves(tmp_path):
+    inputs = with_fast_switch(tmp_path, max_fabric_latency_us=1.4)
+    chosen = solve(inputs)
+    assert chosen["sites"][0]["fabric_latency_us"] == pytest.approx(1.38)
+    r = row(sensitivity(inputs, chosen)["rows"], "max_fabric_latency_us", "project")
+    assert r["binding"] and r["saving_usd"] == pytest.approx(320_000, rel=0.05)
+    lifted = solve(with_project(inputs, max_fabric_latency_us=None))
+    assert lifted["objective_usd"] == pytest.approx(chosen["objective_usd"] - r["saving_usd"], rel=TOL)
+    assert r["effect"] == f"the 1.4 us latency limit costs {money(r['saving_usd'])}"
+
+
 def test_min_latency_budget_that_keeps_a_faster_fabric_out_binds(tmp_path):
-    """A faster switch (50 ns, $50,000) makes rail_only 0.05 us faster for 8 x $40,000 more; a budget of the
-    cheapest design + $100,000 keeps it out: the budget sets the latency, whatever its slack."""
-    fast = dict(SW64, model="sw64fast", latency_ns=50, price_usd=50_000)
-    tables = book(128, objective="min_latency", budget_usd=2_040_000)
-    tables["switches"].append(fast)
-    inputs = load_inputs(write_workbook(tmp_path / "fast.xlsx", tables))
+    """A budget of the cheapest design + $100,000 keeps the faster switch out: the budget sets the latency,
+    whatever its slack."""
+    inputs = with_fast_switch(tmp_path, objective="min_latency", budget_usd=2_040_000)
     chosen = solve(inputs)
     assert chosen["sites"][0]["fabric_latency_us"] == pytest.approx(1.43)
     budget = [c for c in chosen["constraints"] if c["name"] == "budget_usd"][0]
