@@ -300,3 +300,13 @@ def test_oversubscription_limit_is_named_with_the_level(tmp_path):
     assert c["needed"] == pytest.approx(1.9375)
     assert "raise max_oversubscription to 1.9375" in c["message"]
     assert fixed_by(inputs, d)["totals"]["gpus"] == 1024
+
+
+def test_protocol_restriction_that_leaves_no_fabric_is_named(tmp_path):
+    """RoCE needs Ethernet switches and the catalog has none: allowing only it leaves no fabric mode."""
+    tables = book(32, protocols_allowed="roce")
+    tables["protocols"].append(dict(IB, name="roce", switch_family="ethernet"))
+    inputs, d, c = first_change(tmp_path, tables, "protocols_allowed")
+    assert (c["current"], c["needed"]) == ("roce", "roce,infiniband")
+    assert c["message"] == "add infiniband to protocols_allowed (the design uses it at s1)"
+    assert fixed_by_every_change(inputs, d)["sites"][0]["protocol"] == "infiniband"

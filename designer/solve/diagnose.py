@@ -133,6 +133,10 @@ def _before_model(inputs, data) -> dict | None:
         every = copy(data)
         every.modes = list(modeset.modes)
         return _workload_change(data.workload, min(intra_bounds(every).values()))
+    from models.elastic import loosen
+
+    if _restricts(inputs) and enumerate_modes(loosen(inputs, SECOND)).modes:
+        return None  # the elastic model lifts the fabric limits (protocols, topologies, oversubscription)
     top = ", ".join(f"{r} ({n})" for r, n in modeset.filtered.most_common(3))
     return {"method": "mode_filter", "changes": [],
             "notes": [f"every fabric mode was filtered out before solving: {top}"]}
