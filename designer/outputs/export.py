@@ -19,7 +19,7 @@ import pandas as pd
 
 from designer.audit import resilience
 from designer.outputs.devices import optics_per_device
-from designer.outputs.statistics import rack_rows
+from designer.outputs.statistics import alternative_rows, rack_rows, sensitivity_rows
 
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
                "total_power_w", "sku", "lead_time_weeks", "spare_of", "basis"]
@@ -379,6 +379,11 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         out["input_notices"] = pd.DataFrame(inputs["notices"])
     out["solver"] = pd.DataFrame(solver, columns=["key", "value"])
     out["resilience"] = pd.DataFrame(resilience.rows(solution.get("resilience")), columns=resilience.ROW_COLUMNS)
+    if solution.get("sensitivity"):
+        out["sensitivity"] = pd.DataFrame(sensitivity_rows(solution))
+    if solution.get("alternatives"):
+        out["alternatives"] = pd.DataFrame([{k: ", ".join(v) if isinstance(v, list) else v for k, v in r.items()}
+                                            for r in alternative_rows(solution)])
     return out | training_sheets(solution.get("training"))
 
 

@@ -92,6 +92,7 @@ def context(solution: dict, figures: bool = True) -> dict:
         "power": st.power_vs_cap(solution), "locations": locations, "routes": st.route_rows(solution),
         "sites": sites, "comm": comm, "train": train, "constraints": st.constraint_rows(solution),
         "resilience": st.resilience_view(solution),
+        "sensitivity": st.sensitivity_rows(solution), "alternatives": st.alternative_rows(solution),
         "modes": {"enumerated": 0, "kept": 0, **(solution.get("modes") or {})},
         "modes_filtered": st.modes_filtered(solution),
         "bom": st.bom_rows(solution), "spares": solution.get("spares") or [],

@@ -456,6 +456,21 @@ def constraint_rows(solution: dict) -> list[dict]:
                                        else math.inf))
 
 
+def sensitivity_rows(solution: dict) -> list[dict]:
+    """What relaxing each limit buys (design.json ``sensitivity``), binding limits first, largest saving first."""
+    rows = (solution.get("sensitivity") or {}).get("rows") or []
+    return sorted(rows, key=lambda r: (not r["binding"], -(r["saving_usd"] or 0.0) if r["limit"] != "budget_usd"
+                                       else -math.inf))
+
+
+def alternative_rows(solution: dict) -> list[dict]:
+    """The alternatives (design.json ``alternatives``) with their designs in words: feasible ones by cost."""
+    rows = (solution.get("alternatives") or {}).get("rows") or []
+    out = [{**r, "design": ", ".join(r["protocols"] + r["topologies"]) + (
+        f" at {len(r['sites'])} site(s)" if r["sites"] else "")} for r in rows]
+    return sorted(out, key=lambda r: (r["objective_usd"] is None, r["cost_delta_usd"] or 0.0))
+
+
 def modes_filtered(solution: dict) -> list[dict]:
     """Each reason a fabric mode was left out, with how many and one example, most frequent first."""
     modes = solution.get("modes") or {}

@@ -106,11 +106,19 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if not proven and outcome.status == "optimal":
         outcome.status = "feasible"  # a faster latency level was not ruled out: the optimum is not proven
     say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'} ({outcome.seconds:.1f} s)")
+    binds = None
+    if inputs.project.get("objective") == "min_latency" and budget(inputs) is not None:
+        faster = [lv for lv in levels if lv < design_latency(model, data) - 1e-9]
+        if faster and clock.left(options):
+            binds = budget_sets_latency(inputs, faster[-1], clock.left(options) or options, outcomes)
     timings["solve_s"] = sum(o.seconds for o in outcomes)
     timings["highs_s"] = sum(o.highs_seconds for o in outcomes)
     t2 = time.perf_counter()
     solution = extract(model, data, outcome, options, seconds=timings["solve_s"])
     timings["extract_s"] = time.perf_counter() - t2
+    for row in solution["constraints"]:
+        if row["name"] == "budget_usd" and binds is not None:
+            row["binding"], row["binding_by"] = binds, "re-solve"
     solution["timings"] = timings
     return solution
 
@@ -224,6 +232,19 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
     return levels[hi], proven
 
 
+def budget_sets_latency(inputs, level: float, options: SolveOptions, outcomes: list) -> bool | None:
+    """min_latency: whether a design at ``level`` (the next latency level below the answer's) exists without the
+    budget: then the budget, whatever its slack, is what sets the latency. None when the probe found no verdict."""
+    capped = prepare_data(replace(inputs, project={**inputs.project, "budget_usd": None}), latency_cap=level)
+    if not capped.modes:
+        return False
+    model = build_model(capped)
+    set_objective(model, "cost")
+    outcome = run_highs(model, replace(options, mip_gap=1.0), COST_SCALE)
+    outcomes.append(outcome)
+    return None if outcome.status in ("no_solution", "failed") else outcome.status != "infeasible"
+
+
 def budget(inputs) -> float | None:
     """The budget as a cutoff on the cost objective (capex + energy), or None."""
     value = inputs.project.get("budget_usd")
@@ -278,5 +299,6 @@ def infeasible_reason(inputs, data: ModelData) -> str:
         return ("no set of sites meets the GPU demand, power and space while every open site keeps a path to the "
                 f"others after any one route or srlg group fails (route_diversity; e.g. sites {a} and {b}: "
                 f"{why.split(': ', 1)[1]})")
-    return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach); "
-            "see the constraint notes: " + "; ".join(data.inter.notes[:3]))
+    notes = "; ".join(data.inter.notes[:3])
+    return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach)"
+            + (f"; see the constraint notes: {notes}" if notes else ""))
