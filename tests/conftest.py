@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 # --- hypothesis profiles (tests/test_oracle.py, tests/test_properties.py) ----------------------------
 # "designer" (default): derandomized, so CI runs the same examples every time; no deadline (an example
@@ -20,3 +26,61 @@ else:
     settings.register_profile("designer-random", derandomize=False, deadline=None, database=None,
                               print_blob=True, suppress_health_check=_quiet)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "designer"))
+
+
+# --- the example workbooks, solved once for the whole session ----------------------------------------
+# tests/test_audit.py audits each output folder, tests/test_cli.py checks the output contract on it and
+# tests/test_report.py renders its report.html: one solve of each example by the command serves all three.
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
+EXAMPLE_TIME_LIMIT = 120
+EXAMPLE_TIMEOUT = 900  # seconds of wall time before a run counts as hung
+
+
+class ExampleRuns:
+    """``designer solve`` on every example workbook, in subprocesses started together (one HiGHS thread each);
+    ``get`` waits for one, ``design`` reads its design.json."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.procs = {}
+        self.done: dict[str, subprocess.CompletedProcess] = {}
+        for path in EXAMPLES:
+            args = [sys.executable, "-m", "designer.cli", "solve", str(path), "-o", str(out / path.stem),
+                    "--time-limit", str(EXAMPLE_TIME_LIMIT), "--threads", "1"]
+            self.procs[path.stem] = (args, subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                            text=True, cwd=ROOT))
+
+    def get(self, stem: str) -> subprocess.CompletedProcess:
+        if stem not in self.done:
+            args, proc = self.procs[stem]
+            try:
+                stdout, stderr = proc.communicate(timeout=EXAMPLE_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                stdout, stderr = proc.communicate()
+                stderr += f"\n(killed after {EXAMPLE_TIMEOUT} s)"
+            self.done[stem] = subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+        return self.done[stem]
+
+    def solved(self, stem: str) -> tuple[dict, Path]:
+        """design.json and the output folder of an example that must have solved."""
+        result = self.get(stem)
+        assert result.returncode == 0, f"{stem}: exit {result.returncode}\n{result.stderr[-3000:]}"
+        out = self.out / stem
+        return json.loads((out / "design.json").read_text()), out
+
+    def close(self) -> None:
+        for _, proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+@pytest.fixture(scope="session")
+def example_runs(tmp_path_factory):
+    """The examples' solves, started when a test first asks for them and kept for the session."""
+    runs = ExampleRuns(tmp_path_factory.mktemp("examples"))
+    yield runs
+    runs.close()

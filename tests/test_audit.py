@@ -3,7 +3,8 @@
 Small designs are solved in-process over the default catalog: ``one_su`` is the DGX H100 scalable
 unit (32 nodes, 8 rail leaves with 32 down and 32 up ports, 4 spines of 64 ports: 8 links from
 each leaf to each spine), ``two_sites`` two such units 100 km apart. Every example workbook is
-solved once, by the CLI in parallel subprocesses, and its output folder audited by the CLI.
+solved once for the session, by the CLI in parallel subprocesses (tests/conftest.py), and its output folder
+audited by the CLI.
 """
 
 from __future__ import annotations
@@ -89,24 +90,20 @@ def bom_line(design: dict, category: str, item_part: str = "") -> dict:
 # Every example's design passes (solved once each by the CLI, in parallel)
 # --------------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def example_runs(tmp_path_factory):
-    out = tmp_path_factory.mktemp("examples")
-    procs = {p.stem: subprocess.Popen([sys.executable, "-m", "designer.cli", "solve", str(p), "-o", str(out / p.stem),
-                                       "--quiet", "--time-limit", "300"], cwd=ROOT, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE) for p in EXAMPLES}
-    yield {stem: (out / stem, proc) for stem, proc in procs.items()}
-    for proc in procs.values():
-        proc.kill()
+@pytest.fixture(scope="module", autouse=True)
+def start_examples(request):
+    """Starts the examples' solves (tests/conftest.py) as this module begins, when the audit test is selected."""
+    if any(item.module is request.module and "example" in item.name for item in request.session.items):
+        request.getfixturevalue("example_runs")
 
 
 @pytest.mark.parametrize("stem", [p.stem for p in EXAMPLES])
 def test_example_designs_pass_the_audit(example_runs, stem):
-    folder, proc = example_runs[stem]
-    _, err = proc.communicate(timeout=1800)
-    if proc.returncode == cli.EXIT_INFEASIBLE:
-        pytest.skip(f"{stem} has no design: {err.strip().splitlines()[0]}")
-    assert proc.returncode == 0, err
+    result = example_runs.get(stem)
+    if result.returncode == cli.EXIT_INFEASIBLE:
+        pytest.skip(f"{stem} has no design: {result.stderr.strip().splitlines()[0]}")
+    assert result.returncode == 0, result.stderr
+    folder = example_runs.out / stem
     assert {"cabling.csv", "fabric.graphml", "design.json"} <= {p.name for p in folder.iterdir()}
     assert "resilience" in json.loads((folder / "design.json").read_text())
     checked = subprocess.run([sys.executable, "-m", "designer.cli", "audit", str(folder), "--workbook",

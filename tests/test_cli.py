@@ -1,7 +1,8 @@
 """The ``designer`` command end to end: examples, the output contract, exit codes, input errors.
 
-The example workbooks are solved once each, in subprocesses started when this module begins (so
-the quicker tests run meanwhile; the example tests come last); the output contract is DESIGN.md section 5.
+The example workbooks are solved once each for the session (tests/conftest.py), in subprocesses started
+when this module begins if test_audit has not started them (the quicker tests run meanwhile; the example
+tests come last); the output contract is DESIGN.md section 5.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from designer.inputs.writer import write_workbook
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
-EXAMPLE_TIME_LIMIT = 120
-EXAMPLE_TIMEOUT = 900  # seconds of wall time before a run counts as hung
 SHEETS = ["summary", "sites", "switches", "fabric_links", "links", "bom", "optics_per_device", "power", "cost",
           "constraints", "inputs", "input_sites", "input_node_types", "input_switches", "input_optics", "solver",
           "resilience"]
@@ -44,57 +43,12 @@ def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(command(*args), capture_output=True, text=True, cwd=ROOT, timeout=timeout)
 
 
-# --------------------------------------------------------------------------------------------------
-# The example workbooks, solved once each
-# --------------------------------------------------------------------------------------------------
-
-class ExampleRuns:
-    """Subprocesses solving every example, started together; ``get`` waits for one."""
-
-    def __init__(self, out: Path):
-        self.out = out
-        self.procs = {}
-        self.done: dict[str, subprocess.CompletedProcess] = {}
-        for path in EXAMPLES:
-            args = command("solve", str(path), "-o", str(out / path.stem), "--time-limit", str(EXAMPLE_TIME_LIMIT),
-                           "--threads", "1")
-            self.procs[path.stem] = (args, subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                            text=True, cwd=ROOT))
-
-    def get(self, stem: str) -> subprocess.CompletedProcess:
-        if stem not in self.done:
-            args, proc = self.procs[stem]
-            try:
-                stdout, stderr = proc.communicate(timeout=EXAMPLE_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                stdout, stderr = proc.communicate()
-                stderr += f"\n(killed after {EXAMPLE_TIMEOUT} s)"
-            self.done[stem] = subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
-        return self.done[stem]
-
-    def close(self) -> None:
-        for _, proc in self.procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-
-
 @pytest.fixture(scope="module", autouse=True)
-def examples(request, tmp_path_factory):
-    """Starts the example solves before the first test of this module, when any example test is selected."""
+def examples(request):
+    """Starts the example solves (tests/conftest.py, shared with test_audit and test_report) before the first
+    test of this module when any example test is selected, so the quicker tests run meanwhile."""
     wanted = any(item.module is request.module and "example" in item.name for item in request.session.items)
-    runs = ExampleRuns(tmp_path_factory.mktemp("examples")) if wanted else None
-    yield runs
-    if runs:
-        runs.close()
-
-
-def solved(examples, stem: str) -> tuple[dict, Path]:
-    result = examples.get(stem)
-    assert result.returncode == 0, f"{stem}: exit {result.returncode}\n{result.stderr[-3000:]}"
-    out = examples.out / stem
-    return json.loads((out / "design.json").read_text()), out
+    return request.getfixturevalue("example_runs") if wanted else None
 
 
 # --- the output contract (DESIGN.md section 5) -------------------------------------------------------
@@ -437,7 +391,7 @@ def test_examples_are_there():
 
 @pytest.mark.parametrize("stem", EXAMPLE_STEMS)
 def test_example_solves_and_meets_the_contract(examples, stem):
-    design, out = solved(examples, stem)
+    design, out = examples.solved(stem)
     result = examples.get(stem)
     assert design["status"] in ("optimal", "feasible")
     check_contract(design)
@@ -450,7 +404,7 @@ def test_example_solves_and_meets_the_contract(examples, stem):
 
 @pytest.mark.parametrize("stem", EXAMPLE_STEMS)
 def test_example_bom_csv_and_workbook(examples, stem):
-    design, out = solved(examples, stem)
+    design, out = examples.solved(stem)
     with (out / "bom.csv").open(newline="") as f:
         reader = csv.DictReader(f)
         assert reader.fieldnames == [*BOM, "spare_of", "basis"]
@@ -475,7 +429,7 @@ def test_example_bom_csv_and_workbook(examples, stem):
 
 def test_example_superpod_h100_matches_the_reference(examples):
     """DGX SuperPOD H100 4 SU: 127 nodes -> 32 leaf and 16 spine QM9700."""
-    design, _ = solved(examples, "superpod-h100")
+    design, _ = examples.solved("superpod-h100")
     assert design["status"] == "optimal"
     [s] = [s for s in design["sites"] if s["open"]]
     assert (s["nodes"], s["topology"]) == (127, "rail_optimized")
@@ -485,7 +439,7 @@ def test_example_superpod_h100_matches_the_reference(examples):
 
 def test_example_default_is_multi_site(examples):
     """The embedded default: more than one site by power, coherent links between them, the workload estimate."""
-    design, _ = solved(examples, "default")
+    design, _ = examples.solved("default")
     assert design["totals"]["sites_open"] >= 2 and design["links"]
     assert design["workload"] is not None and design["workload"]["comm_fraction"] <= design["workload"]["limit"]
     assert design["totals"]["gpus"] >= 50_000

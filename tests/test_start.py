@@ -32,7 +32,8 @@ def instance():
 
 def test_greedy_start_completes_the_plan_and_frees_its_decisions(instance):
     """The completed plan opens the plan's sites in the plan's modes and costs within 1% of the plan's own
-    estimate (the model places the nodes), at least the optimum; afterwards no variable stays fixed."""
+    estimate (the model places the nodes), no less than HiGHS's proven lower bound on the optimum (a solve to a
+    1% gap proves one); afterwards no variable stays fixed."""
     inputs, data, model = instance
     plan = greedy_plan(inputs, data.modes)
     start = greedy_start(model, data, SolveOptions(), cutoff=None)
@@ -42,8 +43,8 @@ def test_greedy_start_completes_the_plan_and_frees_its_decisions(instance):
     assert {(s, i) for s, i in model.SM if round(model.y[s, i].value) == 1} == {
         (s, modes[site["mode"]]) for s, site in plan.sites.items()}
     assert not any(var.fixed for var in model.component_data_objects(ctype=type(model.open[next(iter(model.S))])))
-    best = run_highs(model, SolveOptions(), COST_SCALE)
-    assert best.status == "optimal" and best.objective <= start.objective * (1 + 1e-9)
+    bounded = run_highs(model, SolveOptions(mip_gap=0.01), COST_SCALE, start=True)
+    assert bounded.status == "optimal" and bounded.bound <= start.objective * (1 + 1e-9)
 
 
 def test_a_start_is_the_incumbent_highs_returns_when_stopped_at_once(instance):
@@ -72,25 +73,22 @@ def test_guard_stops_highs_as_a_time_limit(instance):
         assert status == "no_solution" and "time limit" in stop
 
 
-def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch):
+def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch, instance):
     """A time-limited solve returns at least the greedy design: with HiGHS made to stop without a design,
     the solve returns the completed plan, unproven, with HiGHS's bound, and the audit passes it."""
-    inputs = load_inputs(EXAMPLE)
+    inputs, data, model = instance
     real = run.run_highs
 
     def stopped(model, options, *args, **kwargs):
-        if kwargs.get("start"):
-            found = real(model, replace(options, time_limit=None), *args, **kwargs)
+        if kwargs.get("start"):  # a bound to report: any proven one will do, a 5% gap proves one sooner
+            found = real(model, replace(options, time_limit=None, mip_gap=0.05), *args, **kwargs)
             for var in model.component_data_objects(ctype=type(model.open[next(iter(model.S))])):
                 var.set_value(None, skip_validation=True)  # a stop without a design loads nothing
             return Outcome("no_solution", None, found.bound, None, found.seconds, "maxTimeLimit")
         return real(model, options, *args, **kwargs)
 
-    monkeypatch.setattr(run, "run_highs", stopped)
-    data = prepare_data(inputs)
-    model = build_model(data)
-    set_objective(model, "cost")
     start = greedy_start(model, data, SolveOptions(), cutoff=None)
+    monkeypatch.setattr(run, "run_highs", stopped)
     solution = run.solve(inputs, SolveOptions())
     assert solution["status"] == "feasible"
     assert solution["objective_usd"] == pytest.approx(start.objective, rel=1e-6)
@@ -131,11 +129,11 @@ def test_highs_gets_the_time_left_after_the_translation(instance):
 
     _inputs, _data, model = instance
     guarded = highs.GuardedHighs()
-    given = 30.0
+    given = 3.0
     guarded.ends = time.perf_counter() + given
     results = guarded.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                             time_limit=given, solver_options={"presolve": "off"})
-    assert results.termination_condition.name == "convergenceCriteriaSatisfied"
+    assert results.termination_condition.name in ("convergenceCriteriaSatisfied", "maxTimeLimit")
     assert 0 < guarded.given < given
 
 
