@@ -155,6 +155,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     m.data = data
     define_sets(m, data)
     define_variables(m, data)
+    define_site_totals(m, data)
     define_site_mode(m, data)
     define_leaves(m, data)
     define_spines(m, data)
@@ -222,22 +223,47 @@ def define_variables(m, data: ModelData) -> None:
     switches of each support network; attach_sma DCI router attachments (each a node's worth of leaf ports)."""
     m.open = pyo.Var(m.S, domain=pyo.Binary)
     m.y = pyo.Var(m.SM, domain=pyo.Binary)
-    m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeIntegers)
-    m.su = pyo.Var(m.SM_su, domain=pyo.NonNegativeIntegers)
-    m.leaves = pyo.Var(m.SM_leafvar, domain=pyo.NonNegativeIntegers)
+    m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeReals)
+    m.su = pyo.Var(m.SM_su, domain=pyo.NonNegativeReals)
+    m.leaves = pyo.Var(m.SM_leafvar, domain=pyo.NonNegativeReals)
     m.z = pyo.Var(m.SMJ, domain=pyo.Binary)
-    m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
-    m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
+    m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
+    m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
     m.modules = pyo.Var(m.SMT, domain=pyo.NonNegativeIntegers)
-    m.spine_modules = pyo.Var(m.SMJW, domain=pyo.NonNegativeIntegers)
+    m.spine_modules = pyo.Var(m.SMJW, domain=pyo.NonNegativeReals)
     m.use = pyo.Var(m.R, domain=pyo.Binary)
     m.x = pyo.Var(m.RC, domain=pyo.Binary)
     m.waves = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
     m.pairs = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
     m.routers = pyo.Var(m.SK, domain=pyo.NonNegativeIntegers)
     m.support = pyo.Var(m.SN, domain=pyo.NonNegativeIntegers)
-    m.attach = pyo.Var(m.SMA, domain=pyo.NonNegativeIntegers)
+    m.attach = pyo.Var(m.SMA, domain=pyo.NonNegativeReals)
     m.multi = pyo.Var(domain=pyo.Binary)
+
+
+def define_site_totals(m, data: ModelData) -> None:
+    """Integrality carried by site totals. The per-mode counts nodes_sm, su_sm, leaves_sm, agg_sm, core_sm,
+    spine_modules_smj and attach_sma are continuous; their totals over the modes at a site are integers:
+    nodes_tot_s = sum_m nodes_sm, su_tot_s = sum_m su_sm, leaves_tot_s, agg_tot_s, core_tot_s likewise,
+    spine_modules_tot_s = sum_mj spine_modules_smj, attach_tot_sa = sum_m attach_sma (a the option's place in
+    the mode's list). Exact: each of these counts is at most a bound times y_sm (define_site_mode, define_leaves,
+    define_count_limits, define_modules, define_dci_attachment) or z_smj, and one mode per site is chosen, so in
+    an integer y only the chosen mode's count can be nonzero and it equals its integer total; the LP relaxation
+    is unchanged (a total is a sum of columns). Why: HiGHS's root reduced-cost fixing stores up to 1,000 lurking
+    bounds per integer column with a nonzero reduced cost, at a cost quadratic in their number, on every root LP;
+    the counts of the modes a site does not use (most columns) were most of the default example's solve time.
+    The twin-port module counts modules_smt stay integer: they are not tied to y_sm by a row of their own."""
+    families = [("nodes", m.nodes, lambda s, i: s), ("su", m.su, lambda s, i: s),
+                ("leaves", m.leaves, lambda s, i: s), ("agg", m.agg, lambda s, i: s), ("core", m.core, lambda s, i: s),
+                ("spine_modules", m.spine_modules, lambda s, i, j: s), ("attach", m.attach, lambda s, i, a: (s, a))]
+    for name, var, total_of in families:
+        parts = {}
+        for key in var:
+            parts.setdefault(total_of(*key), []).append(var[key])
+        totals = list(parts)
+        m.add_component(f"{name}_tot", pyo.Var(range(len(totals)), domain=pyo.NonNegativeIntegers))
+        m.add_component(f"{name}_tot_def", pyo.Constraint(range(len(totals)), rule=lambda m, q, name=name, totals=totals,
+                        parts=parts: getattr(m, f"{name}_tot")[q] == sum(parts[totals[q]])))
 
 
 # --- counts as expressions ---------------------------------------------------------------------
