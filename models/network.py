@@ -243,27 +243,32 @@ def define_variables(m, data: ModelData) -> None:
 
 def define_site_totals(m, data: ModelData) -> None:
     """Integrality carried by site totals. The per-mode counts nodes_sm, su_sm, leaves_sm, agg_sm, core_sm,
-    modules_smt, spine_modules_smj and attach_sma are continuous; their totals over the modes at a site are integers:
-    nodes_tot_s = sum_m nodes_sm, su_tot_s = sum_m su_sm, leaves_tot_s, agg_tot_s, core_tot_s likewise,
-    modules_tot_st = sum_m modules_smt (t the tier's place in the mode's cables), spine_modules_tot_s = sum_mj
-    spine_modules_smj, attach_tot_sa = sum_m attach_sma (a the option's place in
-    the mode's list). Exact: each of these counts is at most a bound times y_sm (define_site_mode, define_leaves,
-    define_count_limits, define_modules, define_dci_attachment) or z_smj, and one mode per site is chosen, so in
-    an integer y only the chosen mode's count can be nonzero and it equals its integer total; the LP relaxation
-    is unchanged (a total is a sum of columns). Why: HiGHS's root reduced-cost fixing stores up to 1,000 lurking
-    bounds per integer column with a nonzero reduced cost, at a cost quadratic in their number, on every root LP;
-    the counts of the modes a site does not use (most columns) were most of the default example's solve time."""
-    families = [("nodes", m.nodes, lambda s, i: s), ("su", m.su, lambda s, i: s), ("modules", m.modules, lambda s, i, t: (s, t)),
-                ("leaves", m.leaves, lambda s, i: s), ("agg", m.agg, lambda s, i: s), ("core", m.core, lambda s, i: s),
-                ("spine_modules", m.spine_modules, lambda s, i, j: s), ("attach", m.attach, lambda s, i, a: (s, a))]
-    for name, var, total_of in families:
+    modules_smt, spine_modules_smj and attach_sma are continuous; their totals over the modes at a site are
+    integers: nodes_tot_s = sum_m nodes_sm, su_tot_s, leaves_tot_s, agg_tot_s, core_tot_s likewise,
+    modules_tot_st = sum_m modules_smt (t the tier's place in the mode's cables), spine_modules_tot_s =
+    sum_mj spine_modules_smj, attach_tot_sa = sum_m attach_sma (a the option's place in the mode's list).
+    Exact: each of these counts is at most a bound times y_sm (define_site_mode, define_leaves,
+    define_count_limits, define_modules, define_dci_attachment) or z_smj, and one mode per site is chosen, so
+    in an integer y only the chosen mode's count can be nonzero and it equals its integer total; the LP
+    relaxation is unchanged (a total is a sum of columns). Why: HiGHS's root reduced-cost fixing stores up to
+    1,000 lurking bounds per integer column with a nonzero reduced cost, at a cost quadratic in their number,
+    on every root LP; the counts of the modes a site does not use (most columns) were most of the default
+    example's solve time."""
+    def site(s, *_):
+        return s
+
+    families = {"nodes": site, "su": site, "modules": lambda s, i, t: (s, t), "leaves": site, "agg": site, "core": site,
+                "spine_modules": site, "attach": lambda s, i, a: (s, a)}
+    for name, total_of in families.items():
+        var = getattr(m, name)
         parts = {}
         for key in var:
             parts.setdefault(total_of(*key), []).append(var[key])
-        totals = list(parts)
-        m.add_component(f"{name}_tot", pyo.Var(range(len(totals)), domain=pyo.NonNegativeIntegers))
-        m.add_component(f"{name}_tot_def", pyo.Constraint(range(len(totals)), rule=lambda m, q, name=name, totals=totals,
-                        parts=parts: getattr(m, f"{name}_tot")[q] == sum(parts[totals[q]])))
+        groups = list(parts.values())
+        total = pyo.Var(range(len(groups)), domain=pyo.NonNegativeIntegers)
+        m.add_component(f"{name}_tot", total)
+        m.add_component(f"{name}_tot_def", pyo.Constraint(range(len(groups)), rule=lambda m, q, total=total,
+                                                          groups=groups: total[q] == sum(groups[q])))
 
 
 # --- counts as expressions ---------------------------------------------------------------------
