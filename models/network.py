@@ -155,6 +155,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     m.data = data
     define_sets(m, data)
     define_variables(m, data)
+    define_site_totals(m, data)
     define_site_mode(m, data)
     define_leaves(m, data)
     define_spines(m, data)
@@ -222,22 +223,52 @@ def define_variables(m, data: ModelData) -> None:
     switches of each support network; attach_sma DCI router attachments (each a node's worth of leaf ports)."""
     m.open = pyo.Var(m.S, domain=pyo.Binary)
     m.y = pyo.Var(m.SM, domain=pyo.Binary)
-    m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeIntegers)
-    m.su = pyo.Var(m.SM_su, domain=pyo.NonNegativeIntegers)
-    m.leaves = pyo.Var(m.SM_leafvar, domain=pyo.NonNegativeIntegers)
+    m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeReals)
+    m.su = pyo.Var(m.SM_su, domain=pyo.NonNegativeReals)
+    m.leaves = pyo.Var(m.SM_leafvar, domain=pyo.NonNegativeReals)
     m.z = pyo.Var(m.SMJ, domain=pyo.Binary)
-    m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
-    m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeIntegers)
-    m.modules = pyo.Var(m.SMT, domain=pyo.NonNegativeIntegers)
-    m.spine_modules = pyo.Var(m.SMJW, domain=pyo.NonNegativeIntegers)
+    m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
+    m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
+    m.modules = pyo.Var(m.SMT, domain=pyo.NonNegativeReals)
+    m.spine_modules = pyo.Var(m.SMJW, domain=pyo.NonNegativeReals)
     m.use = pyo.Var(m.R, domain=pyo.Binary)
     m.x = pyo.Var(m.RC, domain=pyo.Binary)
     m.waves = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
     m.pairs = pyo.Var(m.RC, domain=pyo.NonNegativeIntegers)
     m.routers = pyo.Var(m.SK, domain=pyo.NonNegativeIntegers)
     m.support = pyo.Var(m.SN, domain=pyo.NonNegativeIntegers)
-    m.attach = pyo.Var(m.SMA, domain=pyo.NonNegativeIntegers)
+    m.attach = pyo.Var(m.SMA, domain=pyo.NonNegativeReals)
     m.multi = pyo.Var(domain=pyo.Binary)
+
+
+def define_site_totals(m, data: ModelData) -> None:
+    """Integrality carried by site totals. The per-mode counts nodes_sm, su_sm, leaves_sm, agg_sm, core_sm,
+    modules_smt, spine_modules_smj and attach_sma are continuous; their totals over the modes at a site are
+    integers: nodes_tot_s = sum_m nodes_sm, su_tot_s, leaves_tot_s, agg_tot_s, core_tot_s likewise,
+    modules_tot_st = sum_m modules_smt (t the tier's place in the mode's cables), spine_modules_tot_s =
+    sum_mj spine_modules_smj, attach_tot_sa = sum_m attach_sma (a the option's place in the mode's list).
+    Exact: each of these counts is at most a bound times y_sm (define_site_mode, define_leaves,
+    define_count_limits, define_modules, define_dci_attachment) or z_smj, and one mode per site is chosen, so
+    in an integer y only the chosen mode's count can be nonzero and it equals its integer total; the LP
+    relaxation is unchanged (a total is a sum of columns). Why: HiGHS's root reduced-cost fixing stores up to
+    1,000 lurking bounds per integer column with a nonzero reduced cost, at a cost quadratic in their number,
+    on every root LP; the counts of the modes a site does not use (most columns) were most of the default
+    example's solve time."""
+    def site(s, *_):
+        return s
+
+    families = {"nodes": site, "su": site, "modules": lambda s, i, t: (s, t), "leaves": site, "agg": site, "core": site,
+                "spine_modules": site, "attach": lambda s, i, a: (s, a)}
+    for name, total_of in families.items():
+        var = getattr(m, name)
+        parts = {}
+        for key in var:
+            parts.setdefault(total_of(*key), []).append(var[key])
+        groups = list(parts.values())
+        total = pyo.Var(range(len(groups)), domain=pyo.NonNegativeIntegers)
+        m.add_component(f"{name}_tot", total)
+        m.add_component(f"{name}_tot_def", pyo.Constraint(range(len(groups)), rule=lambda m, q, total=total,
+                                                          groups=groups: total[q] == sum(groups[q])))
 
 
 # --- counts as expressions ---------------------------------------------------------------------
@@ -372,16 +403,18 @@ def define_aggregation_core(m, data: ModelData) -> None:
 
 
 def define_modules(m, data: ModelData) -> None:
-    """Twin-port transceivers (k links a module): pooled ends 0 <= k x modules_smt - link ends <= k - 1
-    (exactly the ceiling, so a design stopped short of optimality buys no spare modules); each of the j
+    """Twin-port transceivers (k links a module): pooled ends 0 <= k x modules_smt - link ends <= (k - 1) y_sm
+    (exactly the ceiling, so a design stopped short of optimality buys no spare modules; none in a mode not
+    chosen, whose links are 0); each of the j
     spines of a 2-tier Clos holds u1 leaves / j ports:
     k x spine_modules_smj >= u1 / j x (leaves - P_spine (1 - z_smj)) (2-tier leaves never exceed P_spine),
     spine_modules_smj <= ceil(P_spine / k) z_smj (none for spine counts not chosen)."""
-    def pooled(m, s, i, t):
-        k = data.modes[i].cables[t].links_per_module
-        return pyo.inequality(0, k * m.modules[s, i, t] - tier_links(m, s, i)[t], k - 1)
+    def excess(m, s, i, t):
+        return data.modes[i].cables[t].links_per_module * m.modules[s, i, t] - tier_links(m, s, i)[t]
 
-    m.module_count = pyo.Constraint(m.SMT, rule=pooled)
+    m.module_count = pyo.Constraint(m.SMT, rule=lambda m, s, i, t: excess(m, s, i, t) >= 0)
+    m.module_round = pyo.Constraint(m.SMT, rule=lambda m, s, i, t: excess(m, s, i, t) <= (
+        data.modes[i].cables[t].links_per_module - 1) * m.y[s, i])
 
     def per_spine(m, s, i, j):
         mode = data.modes[i]
