@@ -273,8 +273,8 @@ def tier_links(m, s, i):
 
 
 def twin_tiers(mode: Mode) -> list[int]:
-    """Cable tiers carried by multi-link (twin-port) transceivers."""
-    return [t for t, c in enumerate(mode.cables) if c.kind == "transceiver" and c.links_per_module > 1]
+    """Cable tiers carried by multi-link items: twin-port transceivers, or splitter cables (node links)."""
+    return [t for t, c in enumerate(mode.cables) if c.links_per_module > 1]
 
 
 def pooled_ends(mode: Mode, t: int) -> bool:
@@ -286,7 +286,9 @@ def pooled_ends(mode: Mode, t: int) -> bool:
 def cable_items(m, s, i, t, links):
     """Cables, or transceiver modules, of tier t. One cable per link; single-link transceivers 2 per link;
     twin-port modules are counted per switch (ceil(ports / links_per_module) in each switch): exactly at
-    nodes, leaves, aggregation uplinks and 2-tier spines, in aggregate at the ends noted in pooled_ends."""
+    nodes, leaves, aggregation uplinks and 2-tier spines, in aggregate at the ends noted in pooled_ends; a 1:k
+    splitter cable (node links) fills a leaf cage and ends on k NICs: ceil(links / k) over the leaves, in
+    aggregate."""
     mode = m.data.modes[i]
     cable = mode.cables[t]
     if t not in twin_tiers(mode):
@@ -295,7 +297,7 @@ def cable_items(m, s, i, t, links):
     mult = m.data.multiplier[i]
     pooled = m.modules[s, i, t] if (s, i, t) in m.SMT else 0
     if t == 0:
-        return -(-int(m.data.node["nics_per_node"]) // k) * m.nodes[s, i] + pooled
+        return pooled if cable.cable else -(-int(m.data.node["nics_per_node"]) // k) * m.nodes[s, i] + pooled
     if cable.tier == "spine_core":
         return mult * -(-mode.u2 // k) * m.agg[s, i] + pooled
     leaf_ends = mult * -(-mode.u1 // k) * leaf_count(m, s, i)

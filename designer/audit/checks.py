@@ -298,7 +298,8 @@ def check_bisection(entry, graph, cat, design) -> list[str]:
 @functools.lru_cache(maxsize=4)
 def device_items(graph, cat) -> tuple[Counter, Counter]:
     """(links per tier, cables or modules per (device, item)) in the graph; a device is a switch's name or
-    ("node", k). A cable is counted at its lower end, a single-link transceiver at each end. A twin-port module
+    ("node", k). A cable is counted at its lower end, a 1:k splitter cable at its switch end as a twin-port
+    module is, a single-link transceiver at each end. A twin-port module
     (k links) sits in one device: ceil(link ends / k) per node, leaf uplink side, aggregation uplink side and
     2-tier spine (their port counts follow from the design's split); in aggregate, ceil(ends / k) over the tier,
     at the leaf side of NIC links and the upper side of 3-tier links, whose per-switch split is a wiring choice
@@ -317,13 +318,14 @@ def device_items(graph, cat) -> tuple[Counter, Counter]:
         lows = (Counter(("node", n) for n, _ in members(graph, low, graph.graph["rails"]))
                 if graph.nodes[low]["role"] == "endpoints" else Counter({low: e["count"]}))
         lpm = int(optic.get("links_per_module") or 1)
-        if optic["kind"] in ("dac", "aoc"):
+        cable = optic["kind"] in ("dac", "aoc")
+        if lpm == 1:
             items.update({(d, item): n for d, n in lows.items()})
-        elif lpm == 1:
-            items.update({(d, item): n for d, n in lows.items()})
-            items[high, item] += e["count"]
+            if not cable:
+                items[high, item] += e["count"]
         else:
-            ends[tier, item, None].update(lows)
+            if not cable:  # a splitter cable is counted at its switch end only
+                ends[tier, item, None].update(lows)
             pooled = tier == "node_leaf" or (three and tier != "leaf_leaf")
             ends[tier, item, graph.nodes[high]["role"] if pooled else None][high] += e["count"]
     for (tier, item, pool), at in ends.items():
@@ -379,11 +381,31 @@ def check_cables(entry, graph, cat, design) -> list[str]:
                        f"(fabric_links says {lk['gbps']}G)")
         if lk["count"] != links[tier]:
             out.append(f"{site}: fabric_links reports {lk['count']} {tier} links, the fabric has {links[tier]}")
+        out += cage_fit(site, tier, optic, tier_rows(entry), cat)
         role, key = DECLARED_SPEED[tier]
         declared = tier_rows(entry).get(role, {}).get(key)
         if declared is not None and declared != lk["gbps"]:
             out.append(f"{site}: the {role} tier declares {declared}G {key.split('_')[0]} ports, its {tier} links run at "
                        f"{lk['gbps']}G")
+    return out
+
+
+SWITCH_ENDS = {"node_leaf": ("leaf",), "leaf_leaf": ("leaf",), "leaf_spine": ("leaf", "spine"),
+               "spine_core": ("spine", "core")}
+
+
+def cage_fit(site: str, tier: str, optic: dict, rows: dict, cat) -> list[str]:
+    """An item fills the cage at each switch end of its tier: gbps x links_per_module = the cage's speed (a
+    switch's bandwidth over its cages); a splitter cable (a DAC or AOC of more than one link) only on node links,
+    its legs on NICs."""
+    out, k = [], int(optic.get("links_per_module") or 1)
+    if optic["kind"] in ("dac", "aoc") and k > 1 and tier != "node_leaf":
+        out.append(f"{site}: {tier} cable {optic['name']} is a 1:{k} splitter; its legs fit NICs, not switch cages")
+    for role in SWITCH_ENDS[tier]:
+        model = rows.get(role, {}).get("model")
+        if model in cat.switches and int(optic["gbps"]) * k != cat.cage_gbps(model):
+            out.append(f"{site}: {tier} item {optic['name']} takes a {int(optic['gbps']) * k}G cage, the {role} "
+                       f"{model}'s cages are {cat.cage_gbps(model)}G")
     return out
 
 

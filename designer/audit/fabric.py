@@ -60,10 +60,14 @@ class Catalog:
         return set(self.modes[model])
 
     def cages(self, model: str) -> int:
-        return cages(self.modes[model])
+        return cages(self.modes[model], self.switches[model].get("cages"))
 
     def lanes(self, model: str, gbps: int) -> int:
-        return lanes(self.modes[model], gbps)
+        return lanes(self.modes[model], gbps, self.switches[model].get("cages"))
+
+    def cage_gbps(self, model: str) -> int:
+        """The speed of one cage: the switch's bandwidth over its cages."""
+        return int(self.pool_gbps(model) // self.cages(model))
 
     def port(self, switch: dict, up: bool, k: int, gbps: int) -> tuple[int, int, int]:
         """(cage, lane, lanes a cage) of a switch's k-th (from 1) down or up link at ``gbps``. Down links fill

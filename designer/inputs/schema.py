@@ -287,6 +287,8 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
        example="leaf,spine"),
     _f("encryption", "bool", "MACsec at line rate on its ports (a DCI router encrypting links between sites)",
        default=False, example=True),
+    _positive("cages", "physical port cages, when fewer than the ports at the fastest speed (a twin-port "
+              "OSFP cage holds two ports); blank: one cage a port at the fastest speed", "", "int", example=64),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="model", nonempty=True)
 
@@ -437,6 +439,7 @@ UPPER: dict[tuple[str, str], float] = {
     ("optics", "gbps"): 3_200,  # as nic_gbps
     ("optics", "reach_m"): 100_000,  # 100 km: beyond it a link is a DCI route (coherent)
     ("optics", "power_w"): 10_000, ("optics", "price_usd"): 1e7,  # modules draw ~30 W and cost ~$10,000
+    ("switches", "cages"): MAX_PORTS,
     ("optics", "links_per_module"): 16,  # twin-port modules carry 2, breakouts 8
     ("coherent", "gbps"): 3_200,  # as nic_gbps
     ("coherent", "reach_km"): 40_000,  # as distance_km
