@@ -76,6 +76,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--export-model", metavar="PATH", type=model_path, help="also write the exact model (.mps or .lp, symbolic "
                    "names) so it can be re-solved with plain HiGHS")
     s.add_argument("--timings", action="store_true", help="print the time of each phase")
+    s.add_argument("--explain", action="store_true", help="also re-solve to say what relaxing each limit buys "
+                   "(sensitivity) and what each alternative costs (protocol, topology, switch family, one site "
+                   "fewer); a re-solve per limit and alternative: minutes on a large workbook")
     s.add_argument("--debug", action="store_true", help="show a traceback on errors")
 
     a = sub.add_parser("audit", help="re-check a design from first principles (exit 0 only when it passes)")
@@ -262,6 +265,8 @@ def cmd_solve(args) -> int:
         raise AuditFailure(violations)
     solution["resilience"] = resilience(solution)
     audit_s = time.perf_counter() - start
+    if args.explain:
+        explain(inputs, solution, SolveOptions(mip_gap=args.mip_gap, threads=args.threads), say)
 
     def extra(stage, solution):
         with beside(write_reports, stage, solution):
@@ -277,6 +282,21 @@ def cmd_solve(args) -> int:
     except KeyboardInterrupt:  # the new outputs are in place: the run is done, only its summary is cut short
         pass
     return EXIT_OK
+
+
+def explain(inputs, solution: dict, options, say) -> None:
+    """design.json ``sensitivity`` and ``alternatives`` by re-solving; the constraints table's binding flags from
+    the sensitivity's re-solves."""
+    from designer.solve.alternatives import alternatives
+    from designer.solve.sensitivity import mark_constraints, sensitivity
+
+    say("explaining: each limit relaxed and re-solved")
+    solution["sensitivity"] = sensitivity(inputs, solution, options)
+    mark_constraints(solution["constraints"], solution["sensitivity"]["rows"])
+    say(f"explaining: the alternatives ({solution['sensitivity']['seconds']:.0f} s so far)")
+    solution["alternatives"] = alternatives(inputs, solution, options)
+    solution.setdefault("timings", {})["explain_s"] = (solution["sensitivity"]["seconds"]
+                                                       + solution["alternatives"]["seconds"])
 
 
 def print_result(args, solution: dict, files: list[Path], out: Path) -> None:

@@ -1,16 +1,31 @@
-"""How numbers are said to a planner: one money format for messages, the CLI and the report."""
+"""How numbers are said to a planner: one money format for messages, the CLI and the report; bandwidth and
+microseconds with their units."""
 
 from __future__ import annotations
 
 import math
 
 
-def money(x: float | None) -> str:
-    """$1.23B, $45.5M, $12,300."""
+def _scaled(x: float | None, steps: tuple[tuple[float, str], ...], small: str) -> str:
+    """x in the first unit of ``steps`` (size, format) it reaches, else ``small``; "n/a" for none or NaN."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
-    if abs(x) >= 1e9:
-        return f"${x / 1e9:,.2f}B"
-    if abs(x) >= 1e6:
-        return f"${x / 1e6:,.1f}M"
-    return f"${x:,.0f}"
+    for size, form in steps:
+        if abs(x) >= size:
+            return form.format(x / size)
+    return small.format(x)
+
+
+def money(x: float | None) -> str:
+    """$1.23B, $45.5M, $12,300."""
+    return _scaled(x, ((1e9, "${:,.2f}B"), (1e6, "${:,.1f}M")), "${:,.0f}")
+
+
+def bandwidth(gbps: float | None) -> str:
+    """800 Gb/s, 12.8 Tb/s, 1.02 Pb/s."""
+    return _scaled(gbps, ((1e6, "{:,.2f} Pb/s"), (1e3, "{:,.1f} Tb/s")), "{:,.0f} Gb/s")
+
+
+def microseconds(us: float | None) -> str:
+    """2.33 µs."""
+    return "n/a" if us is None else f"{us:,.2f} µs"

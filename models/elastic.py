@@ -11,8 +11,13 @@ limit), to which ``add_elastic`` adds penalised slack measured against the plann
 - demand:  sum_sm gpus_per_node nodes_sm >= gpus_required - slack_demand (GPUs; replaces ``demand``)
 - latency: worst_latency <= max_fabric_latency_us + slack_latency        (us, when lifted)
 - RTT:     a used route above max_site_rtt_ms pays (rtt_r - limit) / limit
-The objective is the sum of the slacks relative to their limits (demand weighted higher: a planner
-changes resources before the job) plus a small share of the cost, so among equally small changes the
+- dci_ratio: cap_s + slack_dci_s >= dci_ratio x bw x nodes_s - M_s (1 - multi)  (Tb/s, per site, when lifted;
+           paid over the capacity the ratio asks of the site's max_nodes: the share of the ratio given up)
+- fiber:   sum_c pairs_rc <= fiber_pairs_r + slack_fiber_r                 (pairs, per route, when lifted)
+- oversubscription, protocols, topologies (when lifted): a site's mode above max_oversubscription pays
+           (level - limit) / limit, one of a protocol or topology not allowed pays 1, on its y_sm
+The objective is the sum of the slacks relative to their limits (dci_ratio and the demand weighted higher:
+a planner changes resources and limits before what the job asks) plus a small share of the cost, so among equally small changes the
 cheaper design wins. Loosening rather than editing the built constraints keeps this independent of
 how models.network states them (big-M bounds, tightenings derived from power or space).
 """
@@ -24,13 +29,21 @@ from dataclasses import dataclass, field, replace
 
 import pyomo.environ as pyo
 
-from models.modes import floor_capacity
+from models.intersite import fiber_gbps
+from models.modes import TOPOLOGY_VARIANTS, floor_capacity, power_cap_mw
+from models.network import nic_gbps_per_node, site_capacity
 
 MILLION = 1e6
-WEIGHTS = {"budget": 1.0, "power": 1.0, "space": 1.0, "latency": 1.0, "rtt": 1.0, "demand": 10.0}
+# resources and limits weigh 1; what the job asks weighs more, changed only when the rest would take far more:
+# the inter-site share (dci_ratio) 10, the GPUs 100
+WEIGHTS = {"budget": 1.0, "power": 1.0, "space": 1.0, "latency": 1.0, "rtt": 1.0, "dci": 10.0, "fiber": 1.0,
+           "oversubscription": 1.0, "restriction": 1.0, "demand": 100.0}
 COST_WEIGHT = 1e-3
 NETWORK_POWER_FACTOR = 3.0  # ample power: this many times the nodes' own facility power
-LIFTABLE = ("max_fabric_latency_us", "max_site_rtt_ms")  # limits applied before the model, liftable into penalties
+# limits applied before the model or inside it, liftable into penalties
+LIFTABLE = ("max_fabric_latency_us", "max_site_rtt_ms", "dci_ratio", "fiber_pairs", "max_oversubscription",
+            "protocols_allowed", "topologies_allowed")
+LIFTED_OVERSUBSCRIPTION = 4.0  # max_oversubscription when lifted (higher levels multiply the modes for little)
 
 
 @dataclass(frozen=True)
@@ -43,26 +56,46 @@ class Limits:
     max_nodes: dict[str, int]
     max_fabric_latency_us: float | None
     max_site_rtt_ms: float | None
-    lifted: tuple[str, ...] = field(default=())  # which of the two limits were lifted into penalties
+    dci_ratio: float = 0.0
+    fiber_pairs: dict[str, int] = field(default_factory=dict)  # route key (a--b) -> pairs
+    max_oversubscription: float = 1.0
+    protocols_allowed: tuple[str, ...] = ()
+    topologies_allowed: tuple[str, ...] = ()
+    lifted: tuple[str, ...] = field(default=())  # which limits were lifted into penalties
 
     @classmethod
     def of(cls, inputs, lift: tuple[str, ...] = ()) -> Limits:
         project = inputs.project
-        lifted = tuple(k for k in LIFTABLE if k in lift and project.get(k) is not None)
+        lifted = tuple(k for k in LIFTABLE if k in lift and (k == "fiber_pairs" or project.get(k) is not None))
         return cls(gpus_required=int(project["gpus_required"]), budget_usd=project.get("budget_usd"),
-                   power_mw={s: float(v) for s, v in inputs.sites["power_mw"].items()},
+                   power_mw={s: power_cap_mw(inputs, s) for s in inputs.sites.index},
                    max_nodes={s: min(int(v), floor_capacity(inputs, s)) for s, v in inputs.sites["max_nodes"].items()},
                    max_fabric_latency_us=project.get("max_fabric_latency_us"),
-                   max_site_rtt_ms=project.get("max_site_rtt_ms"), lifted=lifted)
+                   max_site_rtt_ms=project.get("max_site_rtt_ms"), dci_ratio=float(project["dci_ratio"]),
+                   fiber_pairs={f"{r['site_a']}--{r['site_b']}": int(r["fiber_pairs"]) for _, r in inputs.routes.iterrows()},
+                   max_oversubscription=float(project["max_oversubscription"]),
+                   protocols_allowed=tuple(project["protocols_allowed"]),
+                   topologies_allowed=tuple(project["topologies_allowed"]), lifted=lifted)
 
 
 def loosen(inputs, lift: tuple[str, ...] = ()):
     """Inputs with no budget and ample power and space at every site (enough nodes for the whole job at
-    any one site), and without the limits named in ``lift`` (max_fabric_latency_us, max_site_rtt_ms)."""
+    any one site), and without the limits named in ``lift`` (LIFTABLE): dci_ratio 0, fiber pairs enough for any
+    site's share of the job at the current ratio, every protocol and topology, max_oversubscription
+    LIFTED_OVERSUBSCRIPTION."""
     project = dict(inputs.project)
     project["budget_usd"] = None
-    for key in lift:
+    project["power_headroom"] = 0.0  # the headroom is in Limits.power_mw, which the slack is measured against
+    for key in set(lift) & {"max_fabric_latency_us", "max_site_rtt_ms"}:
         project[key] = None
+    if "dci_ratio" in lift:
+        project["dci_ratio"] = 0.0
+    if "max_oversubscription" in lift:
+        project["max_oversubscription"] = max(float(project["max_oversubscription"]), LIFTED_OVERSUBSCRIPTION)
+    if "protocols_allowed" in lift:
+        project["protocols_allowed"] = list(inputs.protocols.index)
+    if "topologies_allowed" in lift:
+        project["topologies_allowed"] = list(dict.fromkeys(t for t, _, _ in TOPOLOGY_VARIANTS))
     if "max_fabric_latency_us" in lift:
         # latency now carries a penalty: keep the mode pruning (models.dominance) latency-aware, as it is
         # for min_latency (the elastic model sets its own objective)
@@ -78,7 +111,21 @@ def loosen(inputs, lift: tuple[str, ...] = ()):
     floorplan = inputs.floorplan.copy()
     if len(floorplan):  # rows enough for the whole job at any site
         floorplan["rows"] = need
-    return replace(inputs, project=project, sites=sites, floorplan=floorplan)
+    routes = inputs.routes.copy()
+    if "fiber_pairs" in lift and len(routes):
+        routes["fiber_pairs"] = [max(int(r["fiber_pairs"]), ample_pairs(inputs, r, need)) for _, r in routes.iterrows()]
+    return replace(inputs, project=project, sites=sites, floorplan=floorplan, routes=routes)
+
+
+def ample_pairs(inputs, route, nodes: int) -> int:
+    """Fiber pairs enough for ``nodes`` nodes' inter-site capacity at the project's dci_ratio over ``route`` with
+    its densest DCI optic within reach (1 when none is): more would only weaken the model's bounds."""
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    need_gbps = float(inputs.project["dci_ratio"]) * nodes * float(node["nics_per_node"]) * float(node["nic_gbps"])
+    per_pair = [fiber_gbps(row, 1, str(route["band"])) for _, row in inputs.coherent.iterrows()
+                if float(row["reach_km"]) >= float(route["distance_km"])]
+    per_pair = [g for g in per_pair if g > 0]
+    return math.ceil(need_gbps / max(per_pair)) + 1 if per_pair else 1
 
 
 def add_elastic(m, data, limits: Limits, weights: dict | None = None) -> None:
@@ -116,10 +163,39 @@ def add_elastic(m, data, limits: Limits, weights: dict | None = None) -> None:
         cap = float(limits.max_site_rtt_ms)
         over = {r: (m.route[r].rtt_ms - cap) / cap for r in m.R if m.route[r].rtt_ms > cap + 1e-12}
         terms += [w["rtt"] * excess * m.use[r] for r, excess in over.items()]
+    terms += _elastic_network(m, data, limits, w)
     m.elastic_penalty = pyo.Expression(expr=sum(terms))
     if hasattr(m, "obj"):
         m.del_component(m.obj)
     m.obj = pyo.Objective(expr=m.elastic_penalty + COST_WEIGHT * m.total_cost / cost_scale, sense=pyo.minimize)
+
+
+def _elastic_network(m, data, limits: Limits, w: dict) -> list:
+    """Slack and penalty terms of the lifted dci_ratio, fiber pairs, oversubscription, protocol and topology
+    limits (module docstring)."""
+    terms = []
+    if "dci_ratio" in limits.lifted and limits.dci_ratio > 0 and len(data.sites) > 1:
+        per_node = limits.dci_ratio * nic_gbps_per_node(data) / 1e3  # Tb/s
+
+        m.slack_dci = pyo.Var(m.S, domain=pyo.NonNegativeReals)
+        m.elastic_dci = pyo.Constraint(m.S, rule=lambda m, s: site_capacity(m, s) + m.slack_dci[s] >= per_node * sum(
+            m.nodes[s, i] for i in m.modes_at[s]) - per_node * data.site_node_limit(s) * (1 - m.multi))
+        terms += [w["dci"] * m.slack_dci[s] / max(per_node * limits.max_nodes[s], 1e-9) for s in m.S]
+    if "fiber_pairs" in limits.lifted:
+        have = {r: limits.fiber_pairs.get(r, m.route[r].fiber_pairs) for r in m.R}
+        m.slack_fiber = pyo.Var(m.R, domain=pyo.NonNegativeReals)
+        m.elastic_fiber = pyo.Constraint(m.R, rule=lambda m, r: sum(m.pairs[r, c] for c in m.route[r].coherent)
+                                         <= have[r] + m.slack_fiber[r])
+        terms += [w["fiber"] * m.slack_fiber[r] / max(have[r], 1) for r in m.R]
+    for s, i in m.SM:
+        mode = data.modes[i]
+        if "max_oversubscription" in limits.lifted and mode.oversubscription > limits.max_oversubscription + 1e-9:
+            terms.append(w["oversubscription"] * (mode.oversubscription - limits.max_oversubscription)
+                         / limits.max_oversubscription * m.y[s, i])
+        if ("protocols_allowed" in limits.lifted and mode.protocol not in limits.protocols_allowed) or \
+                ("topologies_allowed" in limits.lifted and mode.topology not in limits.topologies_allowed):
+            terms.append(w["restriction"] * m.y[s, i])
+    return terms
 
 
 def value(x) -> float:
@@ -143,5 +219,9 @@ def read_slacks(m, limits: Limits) -> dict:
         "nodes": {s: sum(value(m.nodes[s, i]) for i in m.modes_at[s]) for s in opened},
         "mw": {s: value(m.mw[s]) for s in opened},
         "used_routes": [r for r in m.R if value(m.use[r]) > 0.5],
+        "dci_tbps": {s: value(m.slack_dci[s]) for s in m.S} if hasattr(m, "slack_dci") else {},
+        "fiber_pairs": {r: value(m.slack_fiber[r]) for r in m.R} if hasattr(m, "slack_fiber") else {},
+        "pairs_used": {r: sum(value(m.pairs[r, c]) for c in m.route[r].coherent) for r in m.R},
+        "capacity_tbps": {s: value(site_capacity(m, s)) for s in opened},
     }
     return out

@@ -137,6 +137,7 @@ class Route:
     band: str = "c"
     line: tuple[LineItem, ...] = ()  # the line system a coherent type lights
     osnr_db: dict = field(default_factory=dict)  # coherent type -> OSNR at its receiver (where it is checked)
+    srlg: str | None = None  # shared-risk link group: routes of one group fail together
 
 
 @dataclass
@@ -209,6 +210,7 @@ def prepare(inputs, sites: list[str]) -> InterSite:
             key=f"{a}--{b}", a=a, b=b, distance_km=dist, fiber_pairs=int(row["fiber_pairs"]),
             cost_per_pair=float(row["fiber_cost_usd_per_pair_km"]) * dist, amplifiers_per_pair=amps,
             rtt_ms=rtt, coherent=options, band=band, line=line, osnr_db={c: osnr[c] for c in options if c in osnr},
+            srlg=srlg_of(row),
         ))
 
     graph = nx.Graph()
@@ -224,7 +226,39 @@ def prepare(inputs, sites: list[str]) -> InterSite:
             excluded.append((a, b, f"RTT above max_site_rtt_ms {max_rtt:g}"))
         elif max_rtt is not None:
             rtt_arcs[(a, b)] = arcs_within(routes, lengths[a], lengths[b], max_rtt)
+    if project.get("route_diversity"):
+        excluded += not_diverse(graph, routes, {frozenset(p[:2]) for p in excluded})
     return InterSite(routes, routers, usable_coherent, excluded, rtt_arcs, notes, encryption)
+
+
+def not_diverse(graph: nx.Graph, routes: list[Route], known: set) -> list[tuple[str, str, str]]:
+    """Site pairs that no design may open together under route_diversity: some one failure (failure_groups)
+    separates them over every usable route, so it separates them over the used ones too."""
+    out = []
+    for name, keys in failure_groups(routes).items():
+        rest = graph.copy()
+        rest.remove_edges_from((r.a, r.b) for r in routes if r.key in keys)
+        part = {n: k for k, c in enumerate(nx.connected_components(rest)) for n in c}
+        for a, b in itertools.combinations(graph.nodes, 2):
+            if part[a] != part[b] and frozenset((a, b)) not in known:
+                known.add(frozenset((a, b)))
+                out.append((a, b, f"route_diversity: losing {name} separates them"))
+    return out
+
+
+def srlg_of(row) -> str | None:
+    """A routes row's shared-risk group (None: blank, or no such column)."""
+    value = row.get("srlg")
+    return None if value is None or value != value or str(value).strip() == "" else str(value)
+
+
+def failure_groups(routes: list[Route]) -> dict[str, tuple[str, ...]]:
+    """What one failure takes down: an srlg group's routes together, a route without a group alone
+    (name -> route keys)."""
+    groups: dict[str, list[str]] = {}
+    for r in routes:
+        groups.setdefault(f"srlg {r.srlg}" if r.srlg else r.key, []).append(r.key)
+    return {name: tuple(keys) for name, keys in groups.items()}
 
 
 def required_osnr(row) -> float | None:

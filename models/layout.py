@@ -22,6 +22,8 @@ Per tier (a mode's d1 down ports at its leaves, d2 at aggregation switches; rail
 - 3-tier: leaf to aggregation across a pod (d2 leaves' nodes), aggregation to core across the footprint.
 - DCI attachment (router to leaf): the DCI routers stand in the network row with the fabric's top tier, so
   a router-leaf link runs across the whole footprint.
+- support networks (node to storage or management switch): a switch serving n nodes stands in their rack when
+  they fit in one (``in_rack_m``), else in a network rack among their racks, as a rail leaf.
 
 The footprint is the most nodes the fabric holds at the site: its size limit, or the site's node limit
 (space, power and the job) rounded up to a power of two (models.modes.hall_nodes), so the cables reach
@@ -104,3 +106,10 @@ def attach_length(layout: Layout, footprint: int) -> float:
     """Length in metres of a DCI router's link to a leaf (module docstring), or the planner's."""
     fixed = dict(layout.fixed)
     return fixed[ATTACH] if ATTACH in fixed else round(layout.run(layout.racks(footprint)), 1)
+
+
+def support_length(layout: Layout, nodes_per_switch: float) -> float:
+    """Length in metres of a support network's node link (module docstring): its switch serves
+    ceil(nodes_per_switch) nodes."""
+    racks = layout.racks(math.ceil(nodes_per_switch - 1e-9))
+    return layout.in_rack_m if racks == 1 else round(layout.run(racks, rail=True), 1)

@@ -5,8 +5,9 @@ spines, cores) are decided by the MILP with the linear rules each mode carries h
 
 - ``d1``/``u1``: down/up ports of a leaf; ``d2``/``u2`` of an aggregation (3-tier spine) switch.
   A switch with port modes {gbps: ports} is a bandwidth pool: a split uses d x g_down + u x g_up
-  <= pool, each speed one of its modes, and d x g_down <= level x u x g_up (oversubscription); at two
-  speeds, the cages it takes (ports at the fastest speed, a slower port a lane of one) are within its own.
+  <= pool, each speed one of its modes, and d x g_down <= level x u x g_up (oversubscription); the cages
+  it takes (switch_cages: declared, else its ports at the fastest speed; a slower port a lane of one) are
+  within its own.
 - ``spine_ports``: ports of a 2-tier spine at g1; ``core_ports``: ports of a core switch at g2.
 - ``node_cap``: the most nodes one site can hold in this mode (topology size limit).
 
@@ -238,6 +239,12 @@ def cage_gbps(switch_row) -> int:
     return int(pool_gbps(switch_row) // switch_cages(switch_row))
 
 
+def power_cap_mw(inputs, site: str) -> float:
+    """The facility power site ``site`` may use: power_mw x (1 - power_headroom)."""
+    share = float(inputs.project.get("power_headroom") or 0.0)
+    return float(inputs.sites.loc[site, "power_mw"]) * (1.0 - share)
+
+
 def site_node_limits(inputs) -> dict[str, int]:
     """Most nodes each usable site needs or can hold in any mode: space (max_nodes, and the racks of its
     floorplan), facility power for the nodes alone, and the job itself (an optimal design never puts more
@@ -245,7 +252,7 @@ def site_node_limits(inputs) -> dict[str, int]:
     node = inputs.node_types.loc[inputs.project["node_type"]]
     node_w = float(node["node_power_kw"]) * 1e3
     job = -(-int(inputs.project["gpus_required"]) // int(node["gpus_per_node"]))
-    return {s: min(int(row["max_nodes"]), int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w), job,
+    return {s: min(int(row["max_nodes"]), int(power_cap_mw(inputs, s) * 1e6 / float(row["pue"]) // node_w), job,
                    floor_capacity(inputs, s))
             for s, row in inputs.sites.iterrows() if row["status"] != "excluded"}
 

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
 
-from models.intersite import InterSite, bdp_mb, end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs
-from models.modes import Mode, site_node_limits
+from models.intersite import (InterSite, bdp_mb, end_watts, failure_groups, fiber_gbps, is_gray, line_usd,
+                              links_on_pairs)
+from models.layout import support_length
+from models.modes import Mode, power_cap_mw, site_layout_of, site_node_limits, switch_cages
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -35,6 +37,7 @@ class ModelData:
     multiplier: dict = field(default_factory=dict)  # mode -> switch-count multiplier (planes x rails)
     _limits: dict | None = field(default=None, repr=False)
     _attachments: dict = field(default_factory=dict, repr=False)  # site -> most_attachments, read per (site, mode)
+    _support_m: dict = field(default_factory=dict, repr=False)  # site -> support_lengths
 
     @property
     def node(self):
@@ -111,6 +114,15 @@ class ModelData:
             return {}
         return {role: rows.sort_values(["price_usd"]).iloc[0] for role, rows in table.groupby("role")}
 
+    def support_lengths(self, s: str) -> dict[str, float]:
+        """Length in metres of each support network's node link at site s (models.layout.support_length)."""
+        if s not in self._support_m:
+            layout = site_layout_of(self.inputs, s)
+            table = self.inputs.support_networks
+            self._support_m[s] = {n: support_length(layout, float(table.loc[n, "nodes_per_switch"]))
+                                  for n in self.support}
+        return self._support_m[s]
+
     @property
     def rails(self) -> int:
         """NICs per node in one plane: one rail each."""
@@ -156,6 +168,8 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_dci_capacity(m, data)
     define_dci_routers(m, data)
     define_dci_attachment(m, data)
+    define_one_router_model(m, data)
+    define_route_diversity(m, data)
     define_rtt(m, data)
     define_workload(m, data)
     define_support(m, data)
@@ -389,7 +403,7 @@ def define_count_limits(m, data: ModelData) -> None:
     agg_sm <= ceil(u1 Lmax_sm / d2) y_sm, Lmax_sm the most leaves of E_sm endpoints;
     core_sm <= ceil(u2 Amax_sm / P_core) y_sm; routers_sk <= R_sk sum_{m: leaf family = k's} y_sm (a router joins
     only leaves of its own family: define_dci_attachment), R_sk the routers of model k alone that carry the most
-    capacity site s's routes can hold (ports for both sides, and the buffer)."""
+    capacity site s's routes can hold (cages for the ports of both sides it runs, and the buffer)."""
     rails = data.rails
 
     def most_leaves(s, i):
@@ -411,21 +425,75 @@ def define_count_limits(m, data: ModelData) -> None:
     if not data.inter.routes:
         return
     sw = data.inputs.switches
-    factor = float(data.inputs.project["buffer_bdp_factor"])
-    most_gbps = data.route_most_gbps
-
-    def most_routers(s, k):
-        routes = [m.route[r] for r in m.incident[s]]
-        pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
-        ports = -(-sum(most_gbps(r) for r in routes) // pool) + -(-nic_gbps_per_node(data) * data.most_attachments(s)
-                                                                  // pool)
-        buffer_mb = float(sw.loc[k, "buffer_mb"])
-        bdp = factor * sum(bdp_mb(most_gbps(r), r.rtt_ms) for r in routes)
-        return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
-
     family = {k: sw.loc[k, "family"] for k in m.K}
-    m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(s, k) * sum(
+    m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(m, s, k) * sum(
         m.y[s, i] for i in m.modes_at[s] if sw.loc[data.modes[i].leaf, "family"] == family[k]))
+
+
+def most_routers(m, s, k) -> int:
+    """R_sk: the routers of model k alone that carry the most capacity site s's routes can hold (cages for the
+    ports of both sides it runs, each route at its most links of a DCI optic at each speed and the most
+    attachments, and the buffer)."""
+    data = m.data
+    sw, co = data.inputs.switches, data.inputs.coherent
+
+    def most_links(r, c):
+        links, pairs = links_on_pairs(co.loc[c], r.band)
+        return r.fiber_pairs * links // pairs
+
+    def most_ports(side, g):
+        if side == "fabric":
+            return int(data.node["nics_per_node"]) * data.most_attachments(s)
+        return sum(max((most_links(m.route[r], c) for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == g),
+                       default=0) for r in m.incident[s])
+
+    routes = [m.route[r] for r in m.incident[s]]
+    cages = sum(-(-most_ports(side, g) // router_lanes(sw, k, g)) for side, g in router_groups(m, s)
+                if router_lanes(sw, k, g))
+    ports = -(-cages // router_cages(sw, k))
+    buffer_mb = float(sw.loc[k, "buffer_mb"])
+    bdp = float(data.inputs.project["buffer_bdp_factor"]) * sum(bdp_mb(data.route_most_gbps(r), r.rtt_ms)
+                                                                 for r in routes)
+    return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
+
+
+def define_one_router_model(m, data: ModelData) -> None:
+    """one_dci_router_model: a site's DCI routers are of one model, pick_sk binary,
+    sum_k pick_sk <= 1 and routers_sk <= R_sk pick_sk (R_sk as in define_count_limits)."""
+    routed = [(s, k) for s, k in m.SK if m.incident[s]]
+    if not data.inputs.project.get("one_dci_router_model") or not routed:
+        return
+    m.router_pick = pyo.Var(routed, domain=pyo.Binary)
+    m.router_one = pyo.Constraint([s for s in data.sites if m.incident[s]], rule=lambda m, s: sum(
+        m.router_pick[s, k] for k in m.K) <= 1)
+    m.router_picked = pyo.Constraint(routed, rule=lambda m, s, k: m.routers[s, k]
+                                     <= most_routers(m, s, k) * m.router_pick[s, k])
+
+
+def define_route_diversity(m, data: ModelData) -> None:
+    """route_diversity (N-1): for each failure g (a route, or every route of one srlg group:
+    models.intersite.failure_groups) the open sites stay connected over the used routes outside g, as a
+    single-commodity flow from define_connectivity's root: for r not in g, 0 <= f_grd <= (|S|-1) use_r in
+    each direction d; inflow_gs - outflow_gs + supply_gs = open_s, 0 <= supply_gs <= |S| root_s. Exact: the
+    flow reaches every open site from the root exactly when the used routes outside g join them all."""
+    if not data.inputs.project.get("route_diversity") or len(data.sites) < 2 or not data.inter.routes:
+        return
+    n = len(data.sites)
+    groups = failure_groups(data.inter.routes)
+    m.G = pyo.Set(initialize=list(groups), ordered=True)
+    arcs = [(g, r, d) for g in groups for r in m.R if r not in groups[g] for d in (0, 1)]
+    m.rd_flow = pyo.Var(arcs, domain=pyo.NonNegativeReals)
+    m.rd_supply = pyo.Var(m.G, m.S, domain=pyo.NonNegativeReals)
+    m.rd_use = pyo.Constraint(arcs, rule=lambda m, g, r, d: m.rd_flow[g, r, d] <= (n - 1) * m.use[r])
+    m.rd_root = pyo.Constraint(m.G, m.S, rule=lambda m, g, s: m.rd_supply[g, s] <= n * m.root[s])
+    into, out = {}, {}
+    for g, r, d in arcs:
+        route = m.route[r]
+        head, tail = (route.b, route.a) if d == 0 else (route.a, route.b)
+        into.setdefault((g, head), []).append((g, r, d))
+        out.setdefault((g, tail), []).append((g, r, d))
+    m.rd_balance = pyo.Constraint(m.G, m.S, rule=lambda m, g, s: sum(m.rd_flow[a] for a in into.get((g, s), []))
+                                  - sum(m.rd_flow[a] for a in out.get((g, s), [])) + m.rd_supply[g, s] == m.open[s])
 
 
 def define_demand(m, data: ModelData) -> None:
@@ -536,19 +604,64 @@ def define_dci_capacity(m, data: ModelData) -> None:
     m.dci_capacity = pyo.Constraint(m.S, rule=rule)
 
 
+def router_groups(m, s) -> list[tuple[str, int]]:
+    """The kinds of DCI router port at site s, (side, Gb/s): the line side at each speed of its routes' DCI optics,
+    the fabric side (the attachments) at the NIC speed; none at a site without routes."""
+    if not m.incident[s]:
+        return []
+    co = m.data.inputs.coherent
+    line = sorted({int(co.loc[c, "gbps"]) for r in m.incident[s] for c in m.route[r].coherent}, reverse=True)
+    return [("line", g) for g in line] + [("fabric", int(m.data.node["nic_gbps"]))]
+
+
+def router_cages(sw, k: str) -> int:
+    """Cages of router k: those it declares, else its ports at its fastest speed (models.modes.switch_cages)."""
+    return switch_cages(sw.loc[k])
+
+
+def router_lanes(sw, k: str, gbps: int) -> int:
+    """Ports at ``gbps`` one cage of router k holds: its ports at that speed over its cages (0 when it has no such
+    port mode)."""
+    return sw.loc[k, "port_modes"].get(gbps, 0) // router_cages(sw, k)
+
+
+def group_ports(m, s, side: str, gbps: int):
+    """Router ports of one kind at site s: the wavelengths (or gray links) of its routes at that speed, or the
+    attachments' links (nics_per_node each)."""
+    if side == "fabric":
+        return int(m.data.node["nics_per_node"]) * sum(
+            m.attach[s, i, a] for i in m.modes_at[s] for a in m.attach_at.get((s, i), ()))
+    co = m.data.inputs.coherent
+    return sum(m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == gbps)
+
+
 def define_dci_routers(m, data: ModelData) -> None:
-    """DCI routers at each site: port bandwidth for every coherent port plus the attachment ports facing the
-    fabric, sum_k pool_k routers_sk >= sum_{r at s} cap_r + bw_node sum_ma attach_sma; buffers hold the
-    bandwidth-delay product,
-    sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (rows in Tb/s and GB)."""
+    """DCI routers at each site, sized on their cages: a cage of router k runs one kind of port g (line side at a
+    DCI optic's speed, fabric side at the NIC speed) and holds lanes_kg of them (its ports at that speed over its
+    cages: 1 at the cage speed, 2 at half of it); cages_skg integer:
+    sum_g cages_skg <= C_k routers_sk; sum_k lanes_kg cages_skg >= ports_sg (router_groups, group_ports), so the
+    ports fit the cages (and so the bandwidth). Buffers hold the bandwidth-delay product,
+    sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (rows in GB)."""
     if not data.inter.routes:
         return
     sw = data.inputs.switches
-    pool = {k: max(g * n for g, n in sw.loc[k, "port_modes"].items()) / 1e3 for k in m.K}  # Tb/s
     factor = float(data.inputs.project["buffer_bdp_factor"])
     routed = [s for s in data.sites if m.incident[s]]
-    m.router_ports = pyo.Constraint(routed, rule=lambda m, s: sum(pool[k] * m.routers[s, k] for k in m.K)
-                                    >= site_capacity(m, s) + attached_tbps(m, s))
+    groups = [(s, side, g) for s in routed for side, g in router_groups(m, s)]
+    m.SKG = pyo.Set(dimen=4, initialize=[(s, k, side, g) for s, side, g in groups for k in m.K
+                                         if router_lanes(sw, k, g)])
+    m.dci_cages = pyo.Var(m.SKG, domain=pyo.NonNegativeIntegers)
+    m.router_cage_room = pyo.Constraint([(s, k) for s in routed for k in m.K], rule=lambda m, s, k: sum(
+        m.dci_cages[s, k, side, g] for side, g in router_groups(m, s) if (s, k, side, g) in m.SKG)
+        <= router_cages(sw, k) * m.routers[s, k])
+    def ports_fit(m, s, side, g):
+        held = sum(router_lanes(sw, k, g) * m.dci_cages[s, k, side, g] for k in m.K if (s, k, side, g) in m.SKG)
+        ports = group_ports(m, s, side, g)
+        if isinstance(held, int) and isinstance(ports, int):  # no router runs g and no port of the kind exists
+            return pyo.Constraint.Skip
+        return held >= ports
+
+    m.router_ports = pyo.Constraint(groups, rule=ports_fit)
     m.router_buffer = pyo.Constraint(routed, rule=lambda m, s: sum(  # GB on both sides
         float(sw.loc[k, "buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
         >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))
@@ -723,8 +836,8 @@ def support_terms(m, s, what: str):
 
 
 def optical_links(m, s, in_rack: bool):
-    """Transceiver links of site s (fabric tiers and DCI attachments) within ``cable_in_rack_m`` (in_rack) or
-    longer."""
+    """Transceiver links of site s (fabric tiers, DCI attachments, support networks) within ``cable_in_rack_m``
+    (in_rack) or longer."""
     data = m.data
     limit = float(data.inputs.project.get("cable_in_rack_m") or 0.0)
     nics = int(data.node["nics_per_node"])
@@ -739,31 +852,55 @@ def optical_links(m, s, in_rack: bool):
             cable = mode.attach[a]
             if cable.kind == "transceiver" and (cable.length_m <= limit) == in_rack:
                 total += nics * m.attach[s, i, a]
+    table = data.inputs.support_networks
+    for n, metres in data.support_lengths(s).items():
+        if table.loc[n, "link_kind"] == "transceiver" and (metres <= limit) == in_rack:
+            total += support_links(table.loc[n])[0] * site_nodes(m, s)
     return total
 
 
 def define_fiber_plant(m, data: ModelData) -> None:
-    """The fiber plant of each site's optical links (catalog fiber_plant): a transceiver link within
-    cable_in_rack_m takes one jumper; a longer one a jumper at each end, a trunk and a patch-panel port at each end:
-    0 <= ports_panel x panels_s - 2 long_s <= ports_panel - 1 (panels_s integer: exactly the ceiling, so a design
-    stopped short of optimality buys no spare panel), jumpers = short_s + 2 long_s, trunks = long_s."""
-    if "panel" not in data.plant:
+    """The fiber plant (catalog fiber_plant) of each site s: its transceiver links (optical_links) short_s within
+    cable_in_rack_m and long_s beyond; its lit inter-site fiber pair ends e_s = sum_{r at s, c} pairs_rc and coherent
+    modules w_s = sum_{r at s, c coherent} waves_rc. A short link takes a jumper; a long one a jumper at each end, a
+    trunk and a patch-panel port at each end; a pair end an ODF port and a duplex jumper (ODF to the gray module or
+    the line terminal), a coherent module a duplex jumper to its mux port:
+    jumpers = short_s + 2 long_s, trunks = long_s, duplex jumpers = e_s + w_s,
+    0 <= P_panel panels_s - 2 long_s <= P_panel - 1, 0 <= P_odf odfs_s - e_s <= P_odf - 1 (integers: exactly the
+    ceilings, so a design stopped short of optimality buys no spare panel)."""
+    if not data.plant:
         return
-    ports = int(data.plant["panel"]["ports"])
-    m.panels = pyo.Var(m.S, domain=pyo.NonNegativeIntegers)
-    m.panel_ports = pyo.Constraint(m.S, rule=lambda m, s: pyo.inequality(
-        0, ports * m.panels[s] - 2 * optical_links(m, s, False), ports - 1))
+    co = data.inputs.coherent
+    m.plant_short = pyo.Expression(m.S, rule=lambda m, s: optical_links(m, s, True))
+    m.plant_long = pyo.Expression(m.S, rule=lambda m, s: optical_links(m, s, False))
+    m.plant_ends = pyo.Expression(m.S, rule=lambda m, s: sum(
+        m.pairs[r, c] for r in m.incident[s] for c in m.route[r].coherent))
+    m.plant_modules = pyo.Expression(m.S, rule=lambda m, s: sum(
+        m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if not is_gray(co.loc[c])))
+    for role, name, ends in (("panel", "panels", lambda m, s: 2 * m.plant_long[s]),
+                             ("odf", "odfs", lambda m, s: m.plant_ends[s])):
+        if role not in data.plant:
+            continue
+        ports = int(data.plant[role]["ports"])
+        m.add_component(name, pyo.Var(m.S, domain=pyo.NonNegativeIntegers))
+        m.add_component(f"{name}_ports", pyo.Constraint(m.S, rule=lambda m, s, name=name, ends=ends, ports=ports:
+                                                        pyo.inequality(0, ports * getattr(m, name)[s] - ends(m, s),
+                                                                       ports - 1)))
+
+
+def plant_counts(m, s) -> dict:
+    """Items of each priced fiber_plant role at site s (define_fiber_plant)."""
+    if not m.data.plant:
+        return {}
+    short, long = m.plant_short[s], m.plant_long[s]
+    counts = {"jumper": short + 2 * long, "trunk": long, "duplex_jumper": m.plant_ends[s] + m.plant_modules[s]}
+    panels = {"panel": "panels", "odf": "odfs"}
+    return {role: counts[role] if role in counts else getattr(m, panels[role])[s] for role in m.data.plant}
 
 
 def plant_cost(m, s):
-    """Jumpers, trunks and patch panels of site s in USD (define_fiber_plant)."""
-    plant = m.data.plant
-    if not plant:
-        return 0
-    long, short = optical_links(m, s, False), optical_links(m, s, True)
-    price = {role: float(row["price_usd"]) for role, row in plant.items()}
-    cost = price.get("jumper", 0.0) * (short + 2 * long) + price.get("trunk", 0.0) * long
-    return cost + (price["panel"] * m.panels[s] if "panel" in plant else 0)
+    """Jumpers, trunks, patch panels and ODFs of site s in USD (define_fiber_plant)."""
+    return sum(float(m.data.plant[role]["price_usd"]) * count for role, count in plant_counts(m, s).items())
 
 
 def site_it_watts(m, s):
@@ -792,12 +929,13 @@ def site_it_watts(m, s):
 
 
 def define_power(m, data: ModelData) -> None:
-    """Facility power: mw_s = PUE_s x IT_s / 1e6 <= power_mw_s open_s (the definition row in kW)."""
+    """Facility power: mw_s = PUE_s x IT_s / 1e6 <= cap_s open_s, cap_s = power_mw_s (1 - power_headroom)
+    (models.modes.power_cap_mw; the definition row in kW)."""
     sites = data.inputs.sites
     m.mw = pyo.Var(m.S, domain=pyo.NonNegativeReals)
     m.mw_def = pyo.Constraint(m.S, rule=lambda m, s: 1e3 * m.mw[s] == float(sites.loc[s, "pue"])
                               * site_it_watts(m, s) / 1e3)  # kW on both sides
-    m.power_cap = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] <= float(sites.loc[s, "power_mw"]) * m.open[s])
+    m.power_cap = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] <= power_cap_mw(data.inputs, s) * m.open[s])
 
 
 def site_capex(m, s):

@@ -1,8 +1,11 @@
-"""Alpha-beta estimate of the gradient all-reduce, hierarchical across sites.
+"""Alpha-beta estimate of the gradient all-reduce behind the max_comm_fraction limit, hierarchical across sites.
 
-Ring all-reduce over n GPUs of S bytes: T = 2(n-1)/n x S / B + 2(n-1) x alpha, with B the slowest
-per-GPU bandwidth (bytes/s) and alpha the slowest one-way latency. Across k sites the ring formula is
-applied per level, as hierarchical all-reduce does: inside each site over its n_s GPUs, then across the
+Inside a site the all-reduce of S bytes over n GPUs runs as NCCL runs it (models.collectives.nccl_all_reduce):
+one channel per rail over the n / p scale-up domains of p GPUs, so a GPU sees min(p x B, B_nvlink) with B the
+per-GPU fabric bandwidth (a flat ring at B alone is about p times too slow); ring or tree, the faster (no
+in-network reduction: the limit is an upper bound). A node type without scaleup_gbps is taken as NVLink never
+the bottleneck. Across k sites the ring formula is applied per level, as hierarchical all-reduce does: inside
+each site over its n_s GPUs, then across the
 k sites over the site's inter-site capacity C_s (each GPU carries its 1/n_s shard):
 T_inter = 2(k-1)/k x S / C_s + 2(k-1) x alpha_wan. (A flat ring over all GPUs would pay the WAN
 latency 2(n-1) times: minutes per step for any real job.) A step is A micro-batches of
@@ -11,6 +14,10 @@ T <= T_max = f / (1 - f) x A x compute.
 """
 
 from __future__ import annotations
+
+import math
+
+from models.collectives import nccl_all_reduce
 
 
 def parameters(workload: dict, gpus: int) -> dict:
@@ -29,11 +36,25 @@ def per_gpu_gbps(node, efficiency: float, oversubscription: float) -> float:
     return nic * efficiency / oversubscription
 
 
-def ring_s(size_bytes: float, n: int, gbps: float, alpha_us: float) -> tuple[float, float]:
-    """(bandwidth term, latency term) in seconds of a ring all-reduce over n members."""
+def intra_s(size_bytes: float, n: int, node, gbps: float, alpha_us: float) -> tuple[float, float]:
+    """(bandwidth term, latency term) in seconds of the all-reduce over n GPUs of a site, p = the node type's
+    scale-up domain (scaleup_gpus, else gpus_per_node) in each, NVLink at scaleup_gbps and nvlink_latency_ns."""
     if n <= 1:
         return 0.0, 0.0
-    return 2 * (n - 1) / n * size_bytes * 8 / (gbps * 1e9), 2 * (n - 1) * alpha_us / 1e6
+    p = min(n, int(_given(node.get("scaleup_gpus"), node["gpus_per_node"])))
+    nvlink = _given(node.get("scaleup_gbps"), math.inf)
+    t = nccl_all_reduce(size_bytes, p, n // p, nvlink, _given(node.get("nvlink_latency_ns"), 300.0) / 1e3, gbps,
+                        alpha_us)
+    return t.bandwidth_s, t.latency_s
+
+
+def _given(value, fallback) -> float:
+    """A catalog figure, or ``fallback`` where the cell is blank (None, NaN or pandas' NA)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return float(fallback)
+    return float(fallback) if math.isnan(number) else number
 
 
 def inter_coefficient(params: dict, k: int) -> float:

@@ -6,6 +6,8 @@
 - superpod-h100.xlsx: one site, the published DGX SuperPOD H100 4-SU case (127 nodes, QM9700 only,
   rail-optimized, non-blocking): 32 leaf and 16 spine switches.
 - scale-across.xlsx: three 100 MW-class sites hundreds of km apart.
+- training-moe.xlsx: one hall training a mixture of experts whose all-to-all crosses the fabric, objective
+  min_cost_per_run over 2,048-4,096 GPUs, with cloud offers: the network's share of the run's cost and build or rent.
 """
 
 from __future__ import annotations
@@ -54,7 +56,10 @@ def default_workbook() -> dict:
             route("ashburn-a", "atlanta", 860, 8, 20),
         ],
         "workload": {"model_params_billion": 70, "bytes_per_gradient": 2, "step_compute_ms": 6000,
-                     "grad_accum_steps": 8, "max_comm_fraction": 0.25},
+                     "grad_accum_steps": 8, "max_comm_fraction": 0.25,
+                     # a Llama-3-70B-like run (Meta 2024: 80 layers, width 8,192, 15T tokens) split tp 8 x pp 5
+                     "training_tokens": 15e12, "global_batch_tokens": 5000 * 4096, "seq_len": 4096, "layers": 80,
+                     "hidden_size": 8192, "tp": 8, "pp": 5},
     }
 
 
@@ -89,10 +94,33 @@ def scale_across_workbook() -> dict:
     }
 
 
+def training_moe_workbook() -> dict:
+    """One 4,096-GPU H100 hall training a DeepSeek-V3-like mixture of experts (DeepSeek-AI 2024: 671B parameters,
+    37B active, 61 layers, width 7,168, 8 experts a token, 14.8T tokens) with experts spread over 64 GPUs: the
+    expert all-to-all crosses the fabric every layer, so the protocol and topology show in the run's cost; the
+    objective min_cost_per_run chooses 2,048 or 4,096 GPUs with the fabric. Cloud offers to compare with (prices
+    [E] estimates of 2025 list prices)."""
+    return {
+        "project": {"name": "training-moe", "gpus_required": 2048, "gpus_max": 4096, "node_type": "DGX H100",
+                    "objective": "min_cost_per_run", "max_oversubscription": 2},
+        "sites": [site("hall", 12, 600, 5e6, 9e6, 70, 40.71, -74.01, pue=1.3, status="required")],
+        "workload": {"model_params_billion": 671, "active_params_billion": 37, "training_tokens": 14.8e12,
+                     "global_batch_tokens": 4096 * 4096, "seq_len": 4096, "layers": 61, "hidden_size": 7168,
+                     "tp": 1, "pp": 1, "ep": 64, "experts_per_token": 8, "overlap": 0.5},
+        "cloud": [
+            {"name": "cloud-h100-infiniband", "node_type": "DGX H100", "usd_per_gpu_hour": 2.99, "gbps_per_gpu": 400,
+             "protocol": "infiniband", "hops": 3, "source": "[E] estimate of 2025 on-demand H100 list prices"},
+            {"name": "cloud-h100-ethernet", "node_type": "DGX H100", "usd_per_gpu_hour": 2.2, "gbps_per_gpu": 100,
+             "protocol": "ethernet_tcp", "hops": 3, "max_gpus": 8192,
+             "source": "[E] estimate: a cheaper offer on a 100G TCP network"},
+        ],
+    }
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for name, build in (("default", default_workbook), ("superpod-h100", superpod_h100_workbook),
-                        ("scale-across", scale_across_workbook)):
+                        ("scale-across", scale_across_workbook), ("training-moe", training_moe_workbook)):
         path = write_workbook(OUT / f"{name}.xlsx", build())
         print(f"wrote {path.relative_to(ROOT)}")
 

@@ -4,10 +4,10 @@ Written from DESIGN.md section 4 and the rules the model docstrings state, witho
 ``models`` or ``designer.solve.run``: its own fabric enumeration (topology, tiers, protocol, switch per
 tier, speeds, port splits, cable per tier), its own switch-count arithmetic for a node count, its
 own cost, power and latency sums, and its own inter-site search (routes, coherent type, waves,
-fiber pairs, amplifiers, DCI routers, connectivity, RTT, dci_ratio). Nothing is relaxed: every
-site subset, every node count, every fabric, every route/coherent/wave assignment and every DCI
-router mix is tried (dominated choices are pruned only where a cheaper choice is at least as good
-in every constraint). Meant for <= 4 sites, a few switches and optics, a few nodes per site.
+fiber pairs, amplifiers, DCI routers, connectivity, RTT, dci_ratio, route_diversity with srlg groups, one DCI
+router model a site, power_headroom). Nothing is relaxed: every site subset, every node count, every fabric,
+every route/coherent/wave assignment and every DCI router mix is tried (dominated choices are pruned only where
+a cheaper choice is at least as good in every constraint). Meant for <= 4 sites, a few switches and optics, a few nodes per site.
 
 The workload sheet is not modelled: ``solve`` refuses inputs that carry one.
 
@@ -493,7 +493,7 @@ class Oracle:
         if key in self._site_memo:
             return self._site_memo[key]
         row = self.inputs.sites.loc[s]
-        pue, cap_mw = float(row["pue"]), float(row["power_mw"])
+        pue, cap_mw = float(row["pue"]), float(row["power_mw"]) * (1 - float(self.p.get("power_headroom") or 0))
         per_w = self._dollars_per_watt(s)
         ratio = float(self.p["dci_ratio"])
         out = {}
@@ -542,36 +542,59 @@ class Oracle:
 
     # -- inter-site ---------------------------------------------------------------------------
 
-    def routers(self, bw_gbps: float, buffer_mb: float, speeds: frozenset, family: str) -> tuple:
-        """DCI router mixes (cost, W, {model: count}) of one switch family with port bandwidth >= bw and buffers
-        >= buffer_mb, none beaten in both cost and power. Routers must carry every coherent speed used."""
+    def routers(self, ports: tuple, buffer_mb: float, speeds: frozenset, family: str) -> tuple:
+        """DCI router mixes (cost, W, {model: count}) of one switch family whose cages hold ``ports`` and whose
+        buffers >= buffer_mb, none beaten in both cost and power. ``ports`` = ((Gb/s, count), ...), one entry a kind
+        of port (the line side at each DCI optic speed, the fabric side at the NIC speed): a cage runs one kind and
+        holds the router's ports at that speed over its cages (none at a speed it lacks). Routers must carry every
+        coherent speed used."""
         sw = self.inputs.switches
         models = [m for m in sw.index if "dci" in roles_of(sw.loc[m, "roles"]) and sw.loc[m, "family"] == family
                   and speeds <= set(speeds_of(sw.loc[m, "port_modes"]))]
-        pool = {m: bandwidth(sw.loc[m, "port_modes"]) for m in models}
+        modes = {m: speeds_of(sw.loc[m, "port_modes"]) for m in models}
+        cages = {m: bandwidth(sw.loc[m, "port_modes"]) // cage_speed(sw, m) for m in models}
         buf = {m: float(sw.loc[m, "buffer_mb"]) for m in models}
 
-        def least(m, bw_left, buf_left):  # fewest routers of model m covering what is left
-            need = max(0, math.ceil(bw_left / pool[m] - 1e-9))
-            if buf_left > 1e-6:
-                if buf[m] <= 0:
-                    return None
-                need = max(need, math.ceil(buf_left / buf[m] - 1e-9))
-            return need
+        def lanes(m, g):
+            return modes[m].get(g, 0) // cages[m]
+
+        def fewest(m, left, buf_left):  # fewest routers of model m holding the ports left and the buffer left
+            if any(n > 0 and not lanes(m, g) for g, n in left) or (buf_left > 1e-6 and buf[m] <= 0):
+                return None
+            need = -(-sum(-(-n // lanes(m, g)) for g, n in left if n > 0) // cages[m])
+            return max(need, math.ceil(buf_left / buf[m] - 1e-9) if buf_left > 1e-6 else 0)
+
+        def splits(head, left):  # every split of the head routers' cages among the kinds: the ports they leave
+            if not head:
+                yield left
+                return
+            (m, count), rest = head[0], head[1:]
+            kinds = [j for j, (g, n) in enumerate(left) if n > 0 and lanes(m, left[j][0])]
+            for alloc in itertools.product(*(range(-(-left[j][1] // lanes(m, left[j][0])) + 1) for j in kinds)):
+                if sum(alloc) <= cages[m] * count:
+                    after = list(left)
+                    for j, c in zip(kinds, alloc):
+                        after[j] = (left[j][0], max(0, left[j][1] - c * lanes(m, left[j][0])))
+                    yield from splits(rest, tuple(after))
+
+        def alone(m):  # routers of model m alone for the kinds it runs and the buffer: more of it never helps
+            runs = tuple((g, n) for g, n in ports if lanes(m, g))
+            return fewest(m, runs, buffer_mb) if buf[m] > 0 or buffer_mb <= 1e-6 else fewest(m, runs, 0)
 
         mixes = []
         if models:
             # every count of all models but the last (up to what one model alone would need), then the
-            # fewest of the last: more of it only costs more and draws more
-            alone = [least(m, bw_gbps, buffer_mb) for m in models[:-1]]
-            ranges = [range((a if a is not None else least(m, bw_gbps, 0)) + 1) for m, a in zip(models, alone)]
+            # fewest of the last over every split of the others' cages
+            ranges = [range(alone(m) + 1) for m in models[:-1]]
             for head in itertools.product(*ranges):
-                bw_left = bw_gbps - sum(pool[m] * c for m, c in zip(models, head))
                 buf_left = buffer_mb - sum(buf[m] * c for m, c in zip(models, head))
-                last = least(models[-1], bw_left, buf_left)
-                if last is None:
+                found = [n for left in splits(tuple((m, c) for m, c in zip(models, head) if c), ports)
+                         if (n := fewest(models[-1], left, buf_left)) is not None]
+                if not found:
                     continue
-                counts = (*head, last)
+                counts = (*head, min(found))
+                if self.p.get("one_dci_router_model") and sum(c > 0 for c in counts) > 1:
+                    continue
                 cost = sum(float(sw.loc[m, "price_usd"]) * c for m, c in zip(models, counts))
                 watts = sum(float(sw.loc[m, "power_w"]) * c for m, c in zip(models, counts))
                 mixes.append((cost, watts, tuple((m, c) for m, c in zip(models, counts) if c)))
@@ -599,7 +622,9 @@ class Oracle:
             if not types:
                 continue
             amps = max(0, math.ceil(dist / float(r["amplifier_spacing_km"])) - 1)
+            srlg = r.get("srlg")
             out.append({"a": a, "b": b, "dist": dist, "rtt": rtt, "pairs": int(r["fiber_pairs"]), "types": types,
+                        "srlg": srlg if isinstance(srlg, str) and srlg.strip() else None,
                         "pair_cost": float(r["fiber_cost_usd_per_pair_km"]) * dist + amps * amp_price,
                         "amps": amps})
         return out
@@ -629,11 +654,13 @@ class Oracle:
             used = [(r, o) for r, o in zip(routes, pick) if o is not None]
             if len(used) < len(opened) - 1 or not self._connected(opened, used, max_rtt):
                 continue
+            if self.p.get("route_diversity") and not self._diverse(opened, used):
+                continue
             cap = {s: 0.0 for s in opened}
             bdp = {s: 0.0 for s in opened}
             c_cost = {s: 0.0 for s in opened}
             c_w = {s: 0.0 for s in opened}
-            speeds = {s: set() for s in opened}
+            speeds = {s: {} for s in opened}  # DCI optic speed -> wavelengths (line-side router ports) at each site
             fiber = 0.0
             for r, (c, w) in used:
                 gbps = float(co.loc[c, "gbps"])
@@ -644,14 +671,15 @@ class Oracle:
                     bdp[end] += gbps * w * r["rtt"] / 8.0
                     c_cost[end] += w * float(co.loc[c, "price_usd"])
                     c_w[end] += w * float(co.loc[c, "power_w"])
-                    speeds[end].add(int(gbps))
+                    speeds[end][int(gbps)] = speeds[end].get(int(gbps), 0) + w
             per_site = []
             for s in opened:
-                toward = math.ceil(cap[s] / self.node_bw - 1e-9) * self.node_bw  # the DCI attachments' ports
+                attached = math.ceil(cap[s] / self.node_bw - 1e-9)  # the DCI attachments, nics links each
+                ports = (*sorted(speeds[s].items(), reverse=True),
+                         (int(self.node["nic_gbps"]), attached * int(self.node["nics_per_node"])))
                 # routers join leaves of their own family: their mixes per family
                 mixes = tuple((family, found) for family in sorted(set(inp.switches["family"]))
-                              if (found := self.routers(cap[s] + toward, factor * bdp[s], frozenset(speeds[s]),
-                                                        family)))
+                              if (found := self.routers(ports, factor * bdp[s], frozenset(speeds[s]), family)))
                 if not mixes:
                     break
                 opts = self.site_options(s, lat_cap, (cap[s], c_cost[s], c_w[s], mixes))
@@ -680,6 +708,16 @@ class Oracle:
                         dist[a, b] = dist[a, k] + dist[k, b]
         limit = math.inf if max_rtt is None else max_rtt + 1e-12
         return all(dist[a, b] < math.inf and dist[a, b] <= limit for a in opened for b in opened)
+
+    @staticmethod
+    def _diverse(opened, used) -> bool:
+        """N-1: after losing any one used route, or every used route of one srlg group, the open sites are still
+        joined (by any path: no RTT limit on the detour)."""
+        failures = {}
+        for i, (r, _) in enumerate(used):
+            failures.setdefault(r["srlg"] or i, set()).add(i)
+        return all(Oracle._connected(opened, [u for i, u in enumerate(used) if i not in lost], None)
+                   for lost in failures.values())
 
     # -- whole problem ------------------------------------------------------------------------
 
@@ -729,7 +767,7 @@ def solve(inputs, rules: Rules = Rules()) -> Answer | None:
 # --- instances --------------------------------------------------------------------------------
 
 def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = True, twin_port: bool = True,
-                   multi_site: bool = False):
+                   multi_site: bool = False, resilience: bool = False):
     """A hypothesis strategy of tiny valid workbooks (dict of sheets for designer.xlsx.write_workbook).
 
     A base that is usually feasible (a leaf/spine/core switch at the NIC speed, a cable that reaches a
@@ -739,7 +777,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
     half the multi-site instances need more GPUs than one site holds. No workload sheet. ``budget``,
     ``min_latency`` and ``twin_port`` allow a budget, the min_latency objective, multi-link items (twin-port
     modules and splitters, drawn to fill a cage);
-    ``multi_site`` draws at least two sites and, when they can, more GPUs than one site holds."""
+    ``multi_site`` draws at least two sites and, when they can, more GPUs than one site holds; ``resilience``
+    sometimes puts routes in one srlg group and sets route_diversity, one_dci_router_model, power_headroom."""
     from hypothesis import strategies as st
 
     shapes = ["3x400", "4x400", "6x400", "8x400", "4x800,8x400", "2x800,4x400,8x200", "4x400,8x200", "6x200",
@@ -836,7 +875,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
             if has_dci and len(routes) < len(sites) and often(4):
                 routes.append(dict(site_a=a, site_b=b, distance_km=pick([5, 40, 90, 150, 400]),
                                    fiber_pairs=pick([1, 2]), fiber_cost_usd_per_pair_km=pick([0, 50, 500]),
-                                   amplifier_spacing_km=pick([40, 80])))
+                                   amplifier_spacing_km=pick([40, 80]),
+                                   srlg=pick([None, None, None, "duct"]) if resilience else None))
         project = {"gpus_required": draw(st.integers(largest + 1, top) if spread else st.integers(1, largest)),
                    "node_type": "gpu_node", "max_oversubscription": pick([1, 1, 1.5, 2, 3]),
                    "dci_ratio": pick([0.125, 0, 0.0625, 0.25][: 3 if len(sites) > 3 else 4]),
@@ -857,6 +897,12 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
             project["topologies_allowed"] = pick(["leaf_spine", "fat_tree_3", "rail_optimized", "fat_tree_3",
                                                   "leaf_spine,fat_tree_3", "rail_optimized,fat_tree_3", "rail_only",
                                                   "leaf_mesh", "leaf_spine,rail_optimized,rail_only"])
+        if resilience and not often(5):
+            project["route_diversity"] = True
+        if resilience and not often(4):
+            project["one_dci_router_model"] = True
+        if resilience and not often(4):
+            project["power_headroom"] = pick([0.1, 0.25])
         if min_latency and not often(5):
             project["objective"] = "min_latency"
         if not often(3):

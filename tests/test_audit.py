@@ -475,8 +475,10 @@ def test_resilience_of_one_su(one_su, two_sites):
     assert dc1["core"] is None and res["routes"] == []
     assert "dc1 75.0% without a spine" in summary_lines(res)[0]
     (route,) = resilience(two_sites)["routes"]
-    assert route == {"route": "dc1--dc2", "capacity_gbps": 12800.0, "capacity_left_gbps": 0.0, "share_left": 0.0,
-                     "sites_connected": False}
+    # 512 GPUs over two sites: the cut leaves each on its own, the one with fewer GPUs (or the second) cut off
+    smaller = min(s["gpus"] for s in two_sites["sites"] if s["open"])
+    assert route == {"route": "dc1--dc2", "srlg": None, "capacity_gbps": 12800.0, "capacity_left_gbps": 0.0,
+                     "share_left": 0.0, "sites_connected": False, "gpus_cut_off": smaller}
 
 
 def test_resilience_in_the_design_workbook(tmp_path, one_su, monkeypatch):

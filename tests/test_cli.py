@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
 EXAMPLE_TIME_LIMIT = 120
 EXAMPLE_TIMEOUT = 900  # seconds of wall time before a run counts as hung
-SHEETS = ["summary", "sites", "fabric", "links", "bom", "optics_per_device", "power", "cost", "constraints", "inputs",
-          "solver"]
+SHEETS = ["summary", "sites", "switches", "fabric_links", "links", "bom", "optics_per_device", "power", "cost",
+          "constraints", "inputs", "input_sites", "input_node_types", "input_switches", "input_optics", "solver",
+          "resilience"]
 BOM_CATEGORIES = {"nodes", "site", "power", "switches", "optics", "dci_routers", "dci_attachment", "coherent",
                   "amplifiers", "line_system", "fiber", "fiber_plant", "storage_network", "management_network",
                   "dci_optics"}
@@ -297,7 +298,8 @@ def test_two_site_design_through_the_cli(tmp_path, capsys):
     design = json.loads((tmp_path / "out" / "design.json").read_text())
     check_contract(design)
     assert design["totals"]["capex_usd"] == pytest.approx(1_177_250)  # tests/test_model.py test_two_sites_forced_by_power
-    assert "a <-> b: 4 x zr400 (1.6 Tb/s) on 2 fiber pair(s), 4 amplifiers, RTT 0.980 ms" in stdout
+    assert ("a <-> b: 4 wavelengths of zr400 (8 modules, 1.6 Tb/s) on 2 fiber pair(s), 4 amplifiers, RTT 0.980 ms"
+            in stdout)
 
 
 def test_infeasible_exits_3_with_the_reason(tmp_path):
@@ -463,7 +465,10 @@ def test_example_bom_csv_and_workbook(examples, stem):
     assert [n for n in names if n in SHEETS] == SHEETS, names
     bom = list(book["bom"].iter_rows(values_only=True))
     column = bom[0].index("extended_usd")
-    assert sum(r[column] for r in bom[1:]) == pytest.approx(design["totals"]["capex_with_spares_usd"], rel=1e-9)
+    lines = [r for r in bom[1:] if r[0] not in ("total capex", "total with spares")]
+    assert sum(r[column] for r in lines) == pytest.approx(design["totals"]["capex_with_spares_usd"], rel=1e-9)
+    assert [r[column] for r in bom[len(lines) + 1:]] == pytest.approx(
+        [design["totals"]["capex_usd"], design["totals"]["capex_with_spares_usd"]], rel=1e-12)
     summary = {k: v for k, v in book["summary"].iter_rows(min_row=2, values_only=True)}
     assert summary["status"] == design["status"]
 

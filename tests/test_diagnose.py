@@ -213,3 +213,100 @@ def test_cli_infeasible_replaces_a_previous_design(tmp_path, capsys):
     assert json.loads((out / "design.json").read_text())["status"] == "infeasible"
     assert not (out / "bom.csv").exists() and not (out / "design.xlsx").exists()
     capsys.readouterr()
+
+
+# --- every planner limit: dci_ratio, fiber pairs, RTT, oversubscription, protocols, topologies ------------
+
+def fixed_by_every_change(inputs, diagnosis: dict) -> dict:
+    """Solve again with every suggested change applied, route fiber pairs and name lists included."""
+    from designer.solve.resolve import with_project, with_route
+
+    for c in diagnosis["changes"]:
+        if c["scope"].startswith("routes."):
+            a, b = c["scope"].split(".", 1)[1].split("--")
+            row = inputs.routes.index[(inputs.routes["site_a"] == a) & (inputs.routes["site_b"] == b)][0]
+            inputs = with_route(inputs, row, fiber_pairs=c["needed"])
+        elif c["knob"] in ("protocols_allowed", "topologies_allowed"):
+            inputs = with_project(inputs, **{c["knob"]: c["needed"].split(",")})
+    rest = {"changes": [c for c in diagnosis["changes"] if not c["scope"].startswith("routes.")
+                        and c["knob"] not in ("protocols_allowed", "topologies_allowed")]}
+    return fixed_by(inputs, rest)
+
+
+def test_dci_ratio_typed_as_a_percentage_is_named(tmp_path):
+    """12.5 asks each site for 12.5 x its 12.8 Tb/s of NICs: 160 Tb/s, above the 4 pairs' 102.4 Tb/s (a larger
+    site would do instead, but the typo is the change to make)."""
+    inputs, exc = infeasible(tmp_path, pair(60, dci_ratio=12.5))
+    d = exc.details["diagnosis"]
+    assert [c["knob"] for c in d["changes"]] == ["dci_ratio"], d
+    c = d["changes"][0]
+    assert c["needed"] == pytest.approx(0.125) and "set dci_ratio to 0.125 (12.5%)" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def first_change(tmp_path, tables: dict, knob: str):
+    """The infeasible workbook's inputs, diagnosis and first (smallest) change, which must be to ``knob``."""
+    inputs, exc = infeasible(tmp_path, tables)
+    d = exc.details["diagnosis"]
+    assert d["changes"] and d["changes"][0]["knob"] == knob, d
+    return inputs, d, d["changes"][0]
+
+
+def two_sites(nodes: int, pairs: int, **project) -> dict:
+    """Two sites of ``nodes`` nodes each, both needed (min_sites 2), joined by 60 km of ``pairs`` fiber pairs; a
+    pair carries 64 wavelengths of 400G, 25.6 Tb/s, and a node has 3.2 Tb/s of NICs."""
+    sites = [site("a", max_nodes=nodes, lat=40.4, lon=-3.7), site("b", max_nodes=nodes, lat=40.9, lon=-3.2)]
+    route = dict(site_a="a", site_b="b", distance_km=60, fiber_pairs=pairs, fiber_cost_usd_per_pair_km=10)
+    return book(16 * nodes, sites=sites, routes=[route], min_sites=2, **project)
+
+
+def test_dci_ratio_above_what_the_routes_carry_is_named(tmp_path):
+    """200 nodes a site at dci_ratio 1 ask 640 Tb/s: 25 pairs where there is one. dci_ratio is what the job asks
+    and weighs 10 times a resource, but 24 more pairs (24 times the route) are a larger change than lowering it to
+    what one pair carries at both sites (25.6 / 640 = 0.04; 2 x 10 x 0.96)."""
+    inputs, d, c = first_change(tmp_path, two_sites(200, 1, dci_ratio=1), "dci_ratio")
+    assert c["needed"] == pytest.approx(0.04)
+    assert "lower dci_ratio to 0.04" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def test_route_fiber_capping_a_site_is_named_with_the_pairs_needed(tmp_path):
+    """88 nodes a site at dci_ratio 1 ask 281.6 Tb/s: 11 pairs where there are 10 (the smallest change: 10%)."""
+    inputs, d, c = first_change(tmp_path, two_sites(88, 10, dci_ratio=1), "fiber_pairs")
+    assert c["scope"] == "routes.a--b" and (c["current"], c["needed"]) == (10, 11)
+    assert "route a--b's 10 fiber pairs cap the inter-site capacity of a, b" in c["message"]
+    assert fixed_by_every_change(inputs, d)["links"][0]["fiber_pairs"] == 11
+
+
+def test_tight_rtt_limit_suggests_the_value(tmp_path):
+    inputs, d, c = first_change(tmp_path, pair(112, max_site_rtt_ms=1.0), "max_site_rtt_ms")
+    assert c["needed"] == pytest.approx(1.10)
+    assert "raise it to 1.10" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def test_topology_restriction_is_named(tmp_path):
+    """A leaf mesh holds 128 nodes at most (at oversubscription 1.94); 2,048 GPUs need another topology."""
+    tables = book(2048, topologies_allowed="leaf_mesh", max_oversubscription=4)
+    inputs, d, c = first_change(tmp_path, tables, "topologies_allowed")
+    assert c["current"] == "leaf_mesh"
+    assert c["needed"].startswith("leaf_mesh,") and "to topologies_allowed (the design uses it at s1)" in c["message"]
+    assert fixed_by_every_change(inputs, d)["totals"]["gpus"] >= 2048
+
+
+def test_oversubscription_limit_is_named_with_the_level(tmp_path):
+    """1,024 GPUs (128 nodes) in a leaf mesh: only its 1.9375:1 split holds them."""
+    inputs, d, c = first_change(tmp_path, book(1024, topologies_allowed="leaf_mesh"), "max_oversubscription")
+    assert c["needed"] == pytest.approx(1.9375)
+    assert "raise max_oversubscription to 1.9375" in c["message"]
+    assert fixed_by(inputs, d)["totals"]["gpus"] == 1024
+
+
+def test_protocol_restriction_that_leaves_no_fabric_is_named(tmp_path):
+    """RoCE needs Ethernet switches and the catalog has none: allowing only it leaves no fabric mode."""
+    tables = book(32, protocols_allowed="roce")
+    tables["protocols"].append(dict(IB, name="roce", switch_family="ethernet"))
+    inputs, d, c = first_change(tmp_path, tables, "protocols_allowed")
+    assert (c["current"], c["needed"]) == ("roce", "roce,infiniband")
+    assert c["message"] == "add infiniband to protocols_allowed (the design uses it at s1)"
+    assert fixed_by_every_change(inputs, d)["sites"][0]["protocol"] == "infiniband"

@@ -13,13 +13,14 @@ and HYPOTHESIS_PROFILE=designer-random draws new ones.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections import Counter
 
 import oracle
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 
 from designer.errors import Infeasible
 from designer.inputs.workbook import load_inputs
@@ -83,6 +84,31 @@ def test_milp_equals_exhaustive_search(tmp_path):
     multi = sum(v for k, v in seen.items() if k[0].isdigit() and not k.startswith("1 "))
     deep = sum(v for k, v in seen.items() if k.endswith(("2-tier", "3-tier")))
     assert multi >= total // 10 and deep >= total // 10 and seen["infeasible"] >= total // 20, seen
+
+
+def test_route_diversity_equals_exhaustive_search(tmp_path):
+    """Three-site instances with every pair routed and route_diversity forced on (routes sometimes in one srlg
+    group, sometimes one DCI router model a site, some power held back): the MILP's optimum is the oracle's;
+    some instances open all three sites on the triangle, some have no design."""
+    seen: Counter = Counter()
+
+    @settings(max_examples=max(20, EXAMPLES // 5))
+    @given(oracle.tiny_workbooks(max_sites=3, budget=False, min_latency=False, multi_site=True, resilience=True))
+    def check(book):
+        names = [x["name"] for x in book["sites"]]
+        assume(len(names) == 3 and book["routes"])
+        # every pair joined (a copy of the first route where the draw left one out): N-1 needs the triangle
+        have = {frozenset((r["site_a"], r["site_b"])) for r in book["routes"]}
+        book["routes"] += [dict(book["routes"][0], site_a=a, site_b=b) for a, b in itertools.combinations(names, 2)
+                           if frozenset((a, b)) not in have]
+        book["project"]["route_diversity"] = True
+        _, answer, solution = run_both(tmp_path / "diverse.xlsx", book)
+        assert agree(answer, solution), "MILP and exhaustive search disagree:\n" + describe(book, answer, solution)
+        seen[outcome(answer) if answer is None or len(answer.sites) == 1 else f"{len(answer.routes)} routes"] += 1
+
+    check()
+    print(f"\nroute_diversity against the oracle: {dict(seen)}")
+    assert seen["infeasible"] and seen["3 routes"], seen
 
 
 # --------------------------------------------------------------------------------------------------

@@ -104,13 +104,18 @@ def test_workload_parameters():
     assert defaults["t_max_s"] == pytest.approx(0.25)
 
 
-def test_ring_all_reduce():
-    """2(n-1)/n x S / B + 2(n-1) x alpha over 1,024 GPUs at 400 Gb/s, alpha 2 us:
-    2 x 1023/1024 x 1.4e11 B x 8 / 400e9 = 5.59453125 s; 2 x 1023 x 2 us = 4.092 ms."""
-    bw, lat = wl.ring_s(1.4e11, 1024, 400, 2.0)
-    assert bw == pytest.approx(5.59453125)
-    assert lat == pytest.approx(0.004092)
-    assert wl.ring_s(1.4e11, 1, 400, 2.0) == (0.0, 0.0)
+def test_intra_site_all_reduce_runs_a_channel_per_rail():
+    """64 GPUs in 8 nodes of 8 at 400 Gb/s a GPU, alpha 2 us, NVLink 300 ns (no scaleup_gbps: never the
+    bottleneck): a GPU sees 8 x 400 = 3,200 Gb/s; ring 2 x 63/64 x 1.4e11 B x 8 / 3,200e9 = 0.6890625 s, latency
+    (126 - 14) x 0.3 + 14 x 2 us = 61.6 us (the tree's 2 x 1.4e11 x 8 / 3,200e9 = 0.7 s is slower). A flat ring
+    at 400 Gb/s would take 8 times as long."""
+    bw, lat = wl.intra_s(1.4e11, 64, NODE, 400, 2.0)
+    assert bw == pytest.approx(0.6890625)
+    assert lat == pytest.approx(61.6e-6)
+    assert wl.intra_s(1.4e11, 1, NODE, 400, 2.0) == (0.0, 0.0)
+    # NVLink at 2,000 Gb/s a GPU below the rails' 3,200: it bounds the ring
+    bw, _ = wl.intra_s(1.4e11, 64, dict(NODE, scaleup_gbps=2000), 400, 2.0)
+    assert bw == pytest.approx(2 * 63 / 64 * 1.4e11 * 8 / 2000e9)
 
 
 def test_per_gpu_bandwidth_and_inter_site_term():
@@ -133,30 +138,31 @@ SMALL_JOB = {"model_params_billion": 1, "step_compute_ms": 1000, "max_comm_fract
 
 
 def test_design_reports_the_estimate(tmp_path):
-    """The 32-GPU single-switch design of test_model: 360 Gb/s a GPU (3,200 x 0.9 / 8), alpha 1.13 us.
-    bandwidth term 2 x 31/32 x 2e9 B x 8 / 360e9 = 86.1111 ms; latency term 2 x 31 x 1.13 us = 0.07006 ms;
-    86.18117 ms against 1 s of compute: 7.934%; the limit allows 0.2 / 0.8 x 1 s = 250 ms."""
+    """The 32-GPU single-switch design of test_model: 360 Gb/s a GPU (3,200 x 0.9 / 8), alpha 1.13 us, 4 nodes of 8
+    GPUs: a channel per rail, 8 x 360 = 2,880 Gb/s a GPU. Ring bandwidth term 2 x 31/32 x 2e9 B x 8 / 2,880e9 =
+    10.76389 ms; latency (62 - 6) x 0.3 us over NVLink + 6 x 1.13 us between nodes = 0.02358 ms; 10.78747 ms against
+    1 s of compute; the limit allows 0.2 / 0.8 x 1 s = 250 ms."""
     book = tables(32)
     book["workload"] = SMALL_JOB
     est = design(tmp_path, book)["workload"]
     assert est["bandwidth_gbps_per_gpu"] == pytest.approx(360.0)
-    assert est["intra_bw_ms"] == pytest.approx(86.11111111)
-    assert est["intra_latency_ms"] == pytest.approx(0.07006)
-    assert est["time_ms"] == pytest.approx(86.18117111)
-    assert est["comm_fraction"] == pytest.approx(0.08618117111 / 1.08618117111)
+    assert est["intra_bw_ms"] == pytest.approx(10.76388889)
+    assert est["intra_latency_ms"] == pytest.approx(0.02358)
+    assert est["time_ms"] == pytest.approx(10.78746889)
+    assert est["comm_fraction"] == pytest.approx(0.01078746889 / 1.01078746889)
     assert est["t_max_ms"] == pytest.approx(250.0) and est["limit"] == 0.2
     assert (est["n_gpus"], est["sites"], est["inter_bw_ms"]) == (32, 1, 0.0)
 
 
 def test_workload_limit_and_accumulation(tmp_path):
-    """max_comm_fraction 0.05 allows 0.05 / 0.95 s = 52.6 ms < 86.2 ms: infeasible; accumulating 2
-    micro-batches doubles the allowance to 105.3 ms: feasible again."""
+    """max_comm_fraction 0.01 allows 0.01 / 0.99 s = 10.10 ms < 10.79 ms: infeasible; accumulating 2
+    micro-batches doubles the allowance to 20.2 ms: feasible again."""
     book = tables(32)
-    book["workload"] = dict(SMALL_JOB, max_comm_fraction=0.05)
+    book["workload"] = dict(SMALL_JOB, max_comm_fraction=0.01)
     with pytest.raises(Infeasible) as caught:
         design(tmp_path, book)
     assert "all-reduce" in caught.value.reason and "time limit" in caught.value.reason
-    book["workload"] = dict(SMALL_JOB, max_comm_fraction=0.05, grad_accum_steps=2)
+    book["workload"] = dict(SMALL_JOB, max_comm_fraction=0.01, grad_accum_steps=2)
     sol = design(tmp_path, book)
     assert opened(sol)["s1"]["nodes"] == 4
-    assert sol["workload"]["t_max_ms"] == pytest.approx(2 * 0.05 / 0.95 * 1000)
+    assert sol["workload"]["t_max_ms"] == pytest.approx(2 * 0.01 / 0.99 * 1000)

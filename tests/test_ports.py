@@ -175,7 +175,7 @@ def test_outputs_carry_spares_ports_and_optics(tmp_path, one_su):
     assert set(bom.loc[bom["category"] == "spares", "basis"]) >= {"2% of 256, rounded up"}
     book = pd.read_excel(tmp_path / "design.xlsx", sheet_name=None)
     assert book["optics_per_device"]["total"].sum() == pd.read_csv(tmp_path / "optics_per_device.csv")["total"].sum()
-    leaf = book["fabric"].set_index("tier").loc["leaf"]
+    leaf = book["switches"].set_index("tier").loc["leaf"]
     assert (leaf["used_ports"], leaf["total_ports"], leaf["used_cages"], leaf["total_cages"]) == (512, 512, 512, 512)
     text = render_markdown(one_su)
     assert "| spine | QM9700 | 4 | 400G | 64 | 0 | 100.0% | 256 / 256 (100.0%) | 256 / 256 (100.0%) |" in text

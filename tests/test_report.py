@@ -26,7 +26,8 @@ from designer.solve.run import SolveOptions, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
-SECTIONS = ["summary", "cost", "power", "map", "sites", "communication", "constraints", "modes", "bom", "provenance"]
+SECTIONS = ["summary", "cost", "power", "map", "sites", "resilience", "communication", "constraints", "modes", "bom",
+            "provenance"]
 WORKLOAD = {"model_params_billion": 1, "step_compute_ms": 500, "grad_accum_steps": 4, "max_comm_fraction": 0.5}
 IMG = re.compile(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
 EXTERNAL = re.compile(r'''(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//''', re.I)
@@ -67,7 +68,8 @@ def test_figures_are_embedded_pngs(solved):
     html = (solved / "report.html").read_text()
     images = IMG.findall(html)
     sites = design(solved)["totals"]["sites_open"]
-    assert len(images) == 4 + 3 * sites  # cost, power, map, communication; per site fabric, floor and latency
+    # cost, power, map, communication; per site fabric, floor, network racks (its DCI routers) and latency
+    assert len(images) == 4 + 4 * sites
     for data in images:
         assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
     assert "figure could not be drawn" not in html
@@ -106,7 +108,8 @@ def test_report_of_a_folder_without_a_design_is_an_input_error(tmp_path, capsys)
 
 
 def test_single_site_without_coordinates_or_workload(tmp_path):
-    """No lat/lon: a schematic map; no workload: no communication section; one site, no routes."""
+    """No lat/lon: a schematic map; no workload: no communication section; one site, no routes (its one leaf in a
+    rack of nodes: no network rack to draw)."""
     path = write_workbook(tmp_path / "one.xlsx", book(32))
     out = tmp_path / "out"
     assert cli.main(["solve", str(path), "-o", str(out), "--quiet"]) == cli.EXIT_OK

@@ -50,7 +50,7 @@ def check_grid(rows: list[dict], out) -> None:
     table = read_csv(out / "sweep.csv")
     assert [t["scenario"] for t in table] == [r["scenario"] for r in rows]
     assert {"gpus_required", "budget_usd", "status", "cost_usd", "gpus", "worst_latency_us", "power_mw",
-            "sites_opened", "mip_gap", "solve_seconds", "reason", "pareto_latency", "pareto_gpus"} <= set(table[0])
+            "sites_opened", "most_gpus_cut_off", "mip_gap", "solve_seconds", "reason", "pareto_latency", "pareto_gpus"} <= set(table[0])
     sheet = openpyxl.load_workbook(out / "sweep.xlsx")["scenarios"]
     assert sheet.max_row == 7
     assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -140,3 +140,29 @@ def test_non_dominated():
             {"scenario": "e", "cost_usd": 3, "lat": 4}]
     assert non_dominated(rows, "lat") == {"a", "b"}
     assert non_dominated(rows, "lat", maximize=True) == {"a", "e"}
+
+
+def test_latency_front_compares_designs_of_the_same_size():
+    """A 1,024-GPU design at $20M and 3 µs is not beaten by a 512-GPU one at $10M and 2 µs; a 512-GPU design at
+    $11M and 2.5 µs is. The pareto_figure plots cost per GPU, one front per GPU count."""
+    rows = [{"scenario": "small", "cost_usd": 10e6, "gpus": 512, "worst_latency_us": 2.0},
+            {"scenario": "big", "cost_usd": 20e6, "gpus": 1024, "worst_latency_us": 3.0},
+            {"scenario": "worse", "cost_usd": 11e6, "gpus": 512, "worst_latency_us": 2.5}]
+    assert non_dominated(rows, "worst_latency_us") == {"small"}
+    assert non_dominated(rows, "worst_latency_us", like="gpus") == {"small", "big"}
+
+
+def test_sweep_csv_figures_are_plain(tmp_path):
+    """Counts print as integers, money to the cent, no float noise (1833.6000000000001)."""
+    from designer.tools.sweep import write_sweep
+
+    rows = [{"scenario": "s01", "status": "optimal", "cost_usd": 1833.6000000000001, "capex_usd": 1833.6000000000001,
+             "gpus": 64, "cost_per_gpu_usd": 1833.6000000000001 / 64, "worst_latency_us": 2.3300000000000001,
+             "power_mw": 0.052625000000000005, "sites_open": 2, "sites_opened": "a,b", "mip_gap": 0.0,
+             "solve_seconds": 0.12345}]
+    write_sweep(rows, [], tmp_path)
+    [row] = read_csv(tmp_path / "sweep.csv")
+    assert {k: row[k] for k in ("cost_usd", "gpus", "cost_per_gpu_usd", "worst_latency_us", "power_mw", "sites_open",
+                                "mip_gap", "solve_seconds")} == {
+        "cost_usd": "1833.6", "gpus": "64", "cost_per_gpu_usd": "28.65", "worst_latency_us": "2.33",
+        "power_mw": "0.052625", "sites_open": "2", "mip_gap": "0", "solve_seconds": "0.123"}

@@ -195,8 +195,10 @@ OOB = dict(name="oob", category="management_network", switch_model="sw48", switc
            nodes_per_switch=44, ports_per_node=1, port_gbps=1, link_item="cat6", link_price_usd=10, link_power_w=0,
            source="test figures")
 PANEL = dict(name="panel", role="panel", ports=48, price_usd=900, source="test figures")
+CLOUD = dict(name="offer", node_type=NODE["name"], usd_per_gpu_hour=2.5, gbps_per_gpu=400, protocol=IB["name"],
+             source="test figures")
 ROWS = {"node_types": NODE, "switches": SW64, "optics": DAC, "coherent": ZR, "amplifiers": AMP, "protocols": IB,
-        "support_networks": OOB, "fiber_plant": PANEL}
+        "support_networks": OOB, "fiber_plant": PANEL, "cloud": CLOUD}
 
 
 def edge_book(side: str, inside: bool) -> dict:

@@ -122,9 +122,13 @@ def test_project_values_and_workload_are_typed(tmp_path):
     assert inputs.project["objective"] == "min_latency"
     assert inputs.project["protocols_allowed"] == ["rocev2"]
     assert inputs.project["topologies_allowed"] == ["rail_only", "leaf_spine"]
-    assert inputs.workload == {"model_params_billion": 70.0, "bytes_per_gradient": 2.0,
-                               "step_compute_ms": 400.0, "grad_accum_steps": 1,
-                               "max_comm_fraction": 0.2}
+    limit = {"model_params_billion": 70.0, "bytes_per_gradient": 2.0, "step_compute_ms": 400.0,
+             "grad_accum_steps": 1, "max_comm_fraction": 0.2}
+    assert {k: inputs.workload[k] for k in limit} == limit
+    # the training keys take their schema defaults; with no training_tokens there is no training estimate
+    assert inputs.workload["training_tokens"] is None and inputs.workload["active_params_billion"] is None
+    assert (inputs.workload["tp"], inputs.workload["pp"], inputs.workload["ep"]) == (1, 1, 1)
+    assert inputs.workload["amortization_years"] == 4.0 and inputs.workload["overlap"] == 0.0
 
 
 def test_type_and_range_errors_name_the_cell(tmp_path):
@@ -167,11 +171,11 @@ def test_required_sheets_columns_keys_and_blanks(tmp_path):
              dict({k: v for k, v in site("beta").items() if k != "pue"}, power_mw=None)]
     found = problems_of(write_workbook(tmp_path / "req.xlsx", tables(
         project={"node_type": "n8"}, sites=sites,
-        workload={"model_params_billion": 70, "step_compute_ms": 400})))
+        workload={"step_compute_ms": 400, "max_comm_fraction": 0.2})))
     assert has(found, "project gpus_required: required key is missing")
     assert has(found, "sites pue: required column is missing")
     assert has(found, "sites!B3 power_mw: is blank but required")
-    assert has(found, "workload max_comm_fraction: required key is missing")
+    assert has(found, "workload model_params_billion: required key is missing")
     found = problems_of(write_workbook(tmp_path / "nosheets.xlsx",
                                        {"routes": tables()["routes"]}))
     assert has(found, "project: required sheet is missing")
@@ -354,7 +358,7 @@ def test_template_round_trip(tmp_path):
              for dv in book["sites"].data_validations.dataValidation}
     assert lists["K2:K1000"] == '"candidate,required,excluded"'
     project_lists = [dv.formula1 for dv in book["project"].data_validations.dataValidation]
-    assert '"min_cost,min_latency"' in project_lists
+    assert '"min_cost,min_latency,min_cost_per_run,max_tokens_per_s"' in project_lists
     assert "unit: MW" in book["sites"]["B1"].comment.text
     assert "required" in book["sites"]["B1"].comment.text
 

@@ -24,6 +24,8 @@ from designer.audit.fabric import (
     tier_rows,
 )
 from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
+from designer.audit.resilience import route_resilience
+from designer.audit.training import check_training
 from designer.inputs.catalog import roles
 
 __all__ = ["audit", "build_site_graph", "build_intersite_graph"]
@@ -511,7 +513,8 @@ def check_site_bom(entry, graph, cat, design) -> list[str]:
 
 def check_site_power(entry, graph, cat, design) -> list[str]:
     """IT power recomputed from the site's BOM items and the catalog, times PUE, is the reported
-    power and within power_mw; nodes within max_nodes; required sites open, excluded ones closed."""
+    power and within power_mw x (1 - power_headroom); nodes within max_nodes; required sites open, excluded
+    ones closed."""
     site = entry["name"]
     row = cat.sites[site]
     watts = sum(line["quantity"] * catalog_unit(line, cat)[1] for line in design["bom"]
@@ -525,9 +528,12 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
         out.append(f"{site}: IT power is {watts / 1e6:.6f} MW from the BOM and catalog, the design reports "
                    f"{entry['it_power_mw']:.6f} MW")
     power = max(facility, entry["power_mw"])
-    if power > float(row["power_mw"]) * (1 + 1e-9):
-        out.append(f"{site}: facility power {power:.3f} MW is above power_mw {row['power_mw']:g} by "
-                   f"{power - float(row['power_mw']):.3f} MW")
+    share = float(cat.project.get("power_headroom") or 0.0)
+    cap = float(row["power_mw"]) * (1 - share)
+    if power > cap * (1 + 1e-9):
+        held = f" less power_headroom {share:.0%}" if share else ""
+        out.append(f"{site}: facility power {power:.3f} MW is above power_mw {row['power_mw']:g}{held} "
+                   f"({cap:g} MW) by {power - cap:.3f} MW")
     if entry["nodes"] > int(row["max_nodes"]):
         out.append(f"{site}: {entry['nodes']} nodes exceed max_nodes {row['max_nodes']} by "
                    f"{entry['nodes'] - int(row['max_nodes'])}")
@@ -536,11 +542,27 @@ def check_site_power(entry, graph, cat, design) -> list[str]:
     return out
 
 
+def support_run_m(entry, row, cat) -> float:
+    """Length of a support network's node link on the site's floor (its layout echo): in the rack when the
+    ceil(nodes_per_switch) nodes its switch serves fit in one, else from a network rack among their racks, at
+    least a rack pitch along: (along x rack pitch + floor(rows / 2) x row pitch + 2 x rise) x (1 + slack)."""
+    lay, p = entry.get("layout") or {}, cat.project
+    served = math.ceil(float(row["nodes_per_switch"]) - 1e-9)
+    racks = -(-served // max(1, int(lay.get("nodes_per_rack") or 1)))
+    if racks <= 1:
+        return float(p.get("cable_in_rack_m") or 0.0)
+    per_row = int(lay.get("racks_per_row") or 1)
+    along, across = max(1, -(-min(racks, per_row) // 2)), -(-racks // per_row) // 2
+    return round((along * float(lay["rack_pitch_m"]) + across * float(lay["row_pitch_m"]) + 2 * float(lay["rise_m"]))
+                 * (1 + float(lay["slack"])), 1)
+
+
 def check_fiber_plant(entry, graph, cat, design) -> list[str]:
     """With the fiber plant priced (project fiber_plant, a fiber_plant table): the site's transceiver links (fabric
-    tiers and DCI attachments) within cable_in_rack_m take a jumper each; longer ones two jumpers, a trunk and two
-    patch-panel ports; BOM fiber_plant lines of the cheapest row of each role = those counts, panels =
-    ceil(2 x patched links / ports)."""
+    tiers, DCI attachments, support networks) within cable_in_rack_m take a jumper each; longer ones two jumpers, a
+    trunk and two patch-panel ports; each lit fiber pair end of its routes an ODF port and a duplex jumper, each
+    coherent module a duplex jumper more; BOM fiber_plant lines of the cheapest row of each role = those counts,
+    panels = ceil(2 x patched links / ports), ODFs = ceil(pair ends / ports)."""
     site, p = entry["name"], cat.project
     bom = Counter()
     for line in design["bom"]:
@@ -551,22 +573,32 @@ def check_fiber_plant(entry, graph, cat, design) -> list[str]:
     limit = float(p.get("cable_in_rack_m") or 0.0)
     short = long = 0
     att = entry.get("dci_attachment") or {}
-    runs = [(lk["item"], lk["count"], lk["length_m"]) for lk in entry.get("fabric_links", [])]
-    runs += [(c["item"], c["attachments"] * att["ports_per_attachment"], att["length_m"]) for c in att.get("cables", [])]
-    for item, links, metres in runs:
-        if cat.optics.get(item, {}).get("kind") == "transceiver":
+    runs = [(cat.optics.get(lk["item"], {}).get("kind"), lk["count"], lk["length_m"])
+            for lk in entry.get("fabric_links", [])]
+    runs += [(cat.optics.get(c["item"], {}).get("kind"), c["attachments"] * att["ports_per_attachment"],
+              att["length_m"]) for c in att.get("cables", [])]
+    if p.get("support_networks") is not False:
+        runs += [(row.get("link_kind"), int(entry["nodes"]) * int(row["ports_per_node"]), support_run_m(entry, row, cat))
+                 for row in cat.support_networks.values()]
+    for kind, links, metres in runs:
+        if kind == "transceiver":
             short += links if float(metres) <= limit else 0
             long += links if float(metres) > limit else 0
+    mine = [lk for lk in design.get("links", []) if site in (lk["site_a"], lk["site_b"])]
+    ends = sum(int(lk["fiber_pairs"]) for lk in mine)
+    modules = sum(int(lk["wavelengths"]) for lk in mine if lk.get("optic_kind") != "gray")
     pick = {}
     for row in cat.fiber_plant.values():
         if row["role"] not in pick or float(row["price_usd"]) < float(pick[row["role"]]["price_usd"]):
             pick[row["role"]] = row
+    count = {"jumper": short + 2 * long, "trunk": long, "panel": 2 * long, "duplex_jumper": ends + modules,
+             "odf": ends}
     want = Counter()
     for role, row in pick.items():
-        want[row["name"]] += (-(-2 * long // int(row.get("ports") or 1)) if role == "panel"
-                              else long if role == "trunk" else short + 2 * long)
+        want[row["name"]] += -(-count[role] // int(row.get("ports") or 1)) if role in ("panel", "odf") else count[role]
     return [f"{site}: BOM lists {bom[item]:g} {item} (fiber_plant), its {long} patched and {short} in-rack optical "
-            f"links need {want[item]}" for item in sorted(set(bom) | set(+want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
+            f"links, {ends} fiber pair ends and {modules} coherent modules need {want[item]}"
+            for item in sorted(set(bom) | set(+want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
 
 
 def check_dci_attachment(entry, graph, cat, design) -> list[str]:
@@ -623,9 +655,41 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
                   for item in sorted(set(bom) | set(want)) if off(bom[item], want[item], rel=0, tol=1e-9)]
 
 
+def check_router_cages(entry, graph, cat, design) -> list[str]:
+    """A site's DCI router ports fit their cages: each dci tier's cages_by_use (line side at a DCI optic's speed,
+    fabric side at the NIC speed) within count x its cages and at speeds it runs; the cages of each kind hold its
+    ports, lanes a cage = the router's ports at that speed over its cages: wavelengths (or gray links) of the site's
+    routes at that speed on the line side, the DCI attachment links on the fabric side."""
+    out, site = [], entry["name"]
+    ports, held = Counter(), Counter()
+    for lk in design.get("links", []):
+        if site in (lk["site_a"], lk["site_b"]) and lk["wavelengths"]:
+            ports["line", int(cat.coherent[lk["coherent_model"]]["gbps"])] += int(lk["wavelengths"])
+    att = entry.get("dci_attachment") or {}
+    if att:
+        ports["fabric", int(att["gbps"])] += int(att["links"])
+    for t in entry["tiers"]:
+        if t["tier"] != "dci":
+            continue
+        uses = t.get("cages_by_use") or []
+        room = t["count"] * cat.cages(t["model"])
+        if sum(u["cages"] for u in uses) > room:
+            out.append(f"{site}: {t['count']} DCI router(s) {t['model']} have {room} cages, their ports take "
+                       f"{sum(u['cages'] for u in uses)}")
+        for u in uses:
+            if int(u["gbps"]) not in cat.speeds(t["model"]):
+                out.append(f"{site}: DCI router {t['model']} has no {u['gbps']}G port for its {u['side']} side")
+                continue
+            held[u["side"], int(u["gbps"])] += u["cages"] * cat.lanes(t["model"], int(u["gbps"]))
+    for (side, gbps), n in sorted(ports.items()):
+        if held[side, gbps] < n:
+            out.append(f"{site}: {n} {side}-side DCI router ports at {gbps}G, their cages hold {held[side, gbps]}")
+    return out
+
+
 SITE_CHECKS = (check_choice, check_ports, check_striping, check_paths, check_oversubscription, check_bisection,
-               check_cables, check_floor, check_support, check_dci_attachment, check_fiber_plant, check_site_bom,
-               check_site_power)
+               check_cables, check_floor, check_support, check_dci_attachment, check_router_cages, check_fiber_plant,
+               check_site_bom, check_site_power)
 
 
 # --------------------------------------------------------------------------------------------
@@ -891,7 +955,8 @@ def check_intersite(design, cat) -> list[str]:
     coherent routes; with encrypt_dci, every link encrypted by its DCI optic or by MACsec on every DCI router at
     both ends. With more than one site open:
     capacity >= dci_ratio x NIC bandwidth, open sites connected over used routes, and every pair
-    within max_site_rtt_ms over used routes."""
+    within max_site_rtt_ms over used routes; with route_diversity, connected after any one failure (a route, or an
+    srlg group's routes: designer.audit.resilience); with one_dci_router_model, one DCI router model per site."""
     out, p = [], cat.project
     graph = build_intersite_graph(design)
     used = nx.Graph([(u, v, d) for u, v, d in graph.edges(data=True) if d.get("used")])
@@ -936,6 +1001,9 @@ def check_intersite(design, cat) -> list[str]:
         cap = sum(c for c, _ in caps)
         bdp = sum(c * rtt / 8 for c, rtt in caps)
         dci = [t for t in s["tiers"] if t["tier"] == "dci"]
+        if p.get("one_dci_router_model") and len({t["model"] for t in dci}) > 1:
+            out.append(f"{name}: one_dci_router_model, but its DCI routers are of "
+                       f"{len({t['model'] for t in dci})} models ({', '.join(sorted({t['model'] for t in dci}))})")
         pool = sum(t["count"] * cat.pool_gbps(t["model"]) for t in dci)
         buffers = sum(t["count"] * float(cat.switches[t["model"]]["buffer_mb"]) for t in dci)
         att = s.get("dci_attachment") or {}
@@ -962,6 +1030,12 @@ def check_intersite(design, cat) -> list[str]:
         parts = [sorted(c & set(names)) for c in nx.connected_components(used) if c & set(names)]
         if len(parts) > 1:
             out.append(f"open sites are not connected over used routes: {' | '.join(', '.join(c) for c in parts)}")
+        if p.get("route_diversity"):
+            for r in route_resilience(design):
+                if not r["sites_connected"]:
+                    what = f"srlg {r['srlg']} ({r['route']})" if r.get("srlg") else f"route {r['route']}"
+                    out.append(f"route_diversity: losing {what} cuts the open sites apart "
+                               f"({r['gpus_cut_off']:,} GPUs cut off)")
         limit = p.get("max_site_rtt_ms")
         if limit is not None:
             for a in names:
@@ -973,7 +1047,7 @@ def check_intersite(design, cat) -> list[str]:
     return out
 
 
-DESIGN_CHECKS = (check_demand, check_money, check_spares, check_links, check_intersite)
+DESIGN_CHECKS = (check_demand, check_money, check_spares, check_links, check_intersite, check_training)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ stays a few thousand nodes. One edge holds every link between two nodes (``count
   smaller pods whose aggregation count divides u1; aggregation switches stripe over the cores;
 - leaf_mesh: u1 // (L - 1) links between every pair of the L leaves, the remaining ports spread
   evenly (designer.fabric.mesh_pairs);
-- ports: a switch's cages are its ports at its fastest speed, a slower link a lane of one (``Catalog.port``:
-  an 800G cage holds 2 x 400G links); mesh links take up ports.
+- ports: a switch's cages are those it declares (``cages``), else its ports at its fastest speed, a slower link
+  a lane of one (``Catalog.port``: an 800G cage holds 2 x 400G links); mesh links take up ports.
 
 Problems met while wiring (NICs with no leaf port, a pod with no aggregation switch, a count
 that does not split over the networks) are sentences in ``graph.graph["problems"]``.
@@ -351,6 +351,7 @@ def build_intersite_graph(design: dict) -> nx.Graph:
         if a in graph and b in graph:
             graph.add_edge(a, b, distance_km=float(route["distance_km"]), fiber_pairs_available=int(route["fiber_pairs"]),
                            amplifier_spacing_km=float(route.get("amplifier_spacing_km") or 80.0), used=False,
+                           srlg=route.get("srlg") or None,
                            capacity_gbps=0.0, wavelengths=0, fiber_pairs=0)
     for link in design.get("links", []):
         a, b = link["site_a"], link["site_b"]

@@ -8,6 +8,7 @@ import math
 from designer.errors import Notice, Problem
 from designer.inputs.catalog import port_modes
 from designer.inputs.cells import suggest
+from designer.inputs.parallelism import check_objective, check_workload
 from designer.inputs.schema import Field
 from designer.inputs.sheets import Parsed, norm
 
@@ -40,10 +41,16 @@ def check(parsed: dict[str, Parsed], problems: list[Problem], notices: list[Noti
         _check_planes(parsed["node_types"], problems)
     if "coherent" in parsed:
         _check_dci_optics(parsed["coherent"], problems)
+    if "fiber_plant" in parsed:
+        _check_panel_ports(parsed["fiber_plant"], problems)
     if "project" in parsed and "sites" in parsed:
         _check_site_counts(parsed["project"], parsed["sites"], problems)
     if "floorplan" in parsed and "project" in parsed and "node_types" in parsed:
         _check_rack_power(parsed["floorplan"], parsed["project"], parsed["node_types"], problems)
+    if "project" in parsed:
+        check_objective(parsed["project"], parsed.get("workload"), problems)
+    if "workload" in parsed:
+        check_workload(parsed["workload"], parsed.get("project"), parsed.get("node_types"), problems)
 
 
 def _names_of(p: Parsed) -> dict[str, str]:
@@ -158,6 +165,15 @@ def _check_dci_optics(p: Parsed, problems: list[Problem]) -> None:
             problems.append(Problem(p.label, cells["channel_ghz"], "channel_ghz", None,
                                     "a coherent module needs its channel width",
                                     "enter the channel width in GHz (e.g. 75 for 400ZR), or set kind to gray"))
+
+
+def _check_panel_ports(p: Parsed, problems: list[Problem]) -> None:
+    """A patch panel or an ODF needs its ports (the panels a site takes follow from them)."""
+    for values, cells in zip(p.records, p.cells):
+        if values.get("role") in ("panel", "odf") and values.get("ports") is None:
+            what = {"panel": "a patch panel", "odf": "an ODF"}[values["role"]]
+            problems.append(Problem(p.label, cells["ports"], "ports", None, f"{what} row needs its ports",
+                                    "enter the link ends (panel) or fiber pair ends (odf) one unit holds, e.g. 48"))
 
 
 def _check_site_counts(project: Parsed, sites: Parsed, problems: list[Problem]) -> None:

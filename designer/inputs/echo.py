@@ -31,7 +31,7 @@ def inputs_echo(inputs) -> dict:
         "optics": records(inputs.optics, "name"), "coherent": records(inputs.coherent, "name"),
         "amplifiers": records(inputs.amplifiers, "name"), "protocols": records(inputs.protocols, "name"),
         "support_networks": records(inputs.support_networks, "name"),
-        "fiber_plant": records(inputs.fiber_plant, "name"),
+        "fiber_plant": records(inputs.fiber_plant, "name"), "cloud": records(inputs.cloud, "name"),
         "notices": [asdict(n) for n in inputs.notices],
     }
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from designer.inputs.catalog import MAX_PORT_GBPS, MAX_PORTS
 
-OBJECTIVES = ("min_cost", "min_latency")
+OBJECTIVES = ("min_cost", "min_latency", "min_cost_per_run", "max_tokens_per_s")
+TRAINING_OBJECTIVES = ("min_cost_per_run", "max_tokens_per_s")  # need the workload's training estimate
 STATUSES = ("candidate", "required", "excluded")
 FAMILIES = ("infiniband", "ethernet")
 OPTIC_KINDS = ("dac", "aoc", "transceiver")
@@ -21,7 +22,7 @@ DCI_OPTIC_KINDS = ("coherent", "gray")
 TOPOLOGIES = ("leaf_spine", "fat_tree_3", "rail_optimized", "rail_only", "leaf_mesh")
 ROLES = ("leaf", "spine", "core", "dci")
 SUPPORT_CATEGORIES = ("storage_network", "management_network")
-FIBER_PLANT_ROLES = ("jumper", "trunk", "panel")
+FIBER_PLANT_ROLES = ("jumper", "trunk", "panel", "duplex_jumper", "odf")
 CATALOG_MODES = ("replace", "extend")
 BANDS = ("c", "c+l")  # a route's DWDM band: C (about 4.8 THz) or C and L (about 9.6 THz)
 AMPLIFIER_BANDS = ("c", "l")
@@ -131,8 +132,11 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
     _f("node_type", "str", "the GPU node to deploy: a name in node_types", required=True,
        ref="node_types"),
     _positive("budget_usd", "cap on total cost (blank: no cap)", "USD", example=50_000_000),
-    _f("objective", "enum", "min_cost, or min_latency (cost then breaks ties)",
-       default="min_cost", allowed=OBJECTIVES),
+    _f("objective", "enum", "min_cost; min_latency (cost then breaks ties); min_cost_per_run or max_tokens_per_s "
+       "(within budget_usd, cost then breaks ties): the GPU count from gpus_required to gpus_max is chosen too "
+       "(needs the workload's training_tokens)", default="min_cost", allowed=OBJECTIVES),
+    _positive("gpus_max", "most GPUs the training objectives may choose (blank: gpus_required)", "", "int",
+              example=8192),
     _positive("max_fabric_latency_us", "worst-case one-way GPU-to-GPU latency inside a site "
               "(blank: no limit)", "us", example=5),
     _positive("max_site_rtt_ms", "largest round-trip time allowed between two opened sites "
@@ -176,11 +180,17 @@ PROJECT = Sheet("project", "keys", "What to design: demand, limits, objective, c
        default=3.0, ge=0, le=30, example=3),
     _f("encrypt_dci", "bool", "encrypt every link between sites: only DCI routers with MACsec (or, when none has it, "
        "DCI optics with line-rate encryption) are offered", default=False, example=False),
+    _f("route_diversity", "bool", "N-1 between sites: every open site keeps a path to every other open site after "
+       "any single route fails (or all routes of one srlg group together)", default=False, example=False),
+    _f("one_dci_router_model", "bool", "each site's DCI routers are all of one model (one spares pool, one "
+       "operating system)", default=False, example=False),
+    _f("power_headroom", "float", "share of each site's power_mw held back (the design may use power_mw x "
+       "(1 - power_headroom))", "", default=0.0, ge=0, lt=1, example=0.1, notation="share"),
     _positive("cable_m_dci_attach", "cable length DCI router to leaf (blank: from the layout, across the hall)",
               "m", example=60),
     _f("support_networks", "bool", "size the storage, in-band and out-of-band management networks of every "
        "node (the support_networks sheet) into the design", default=True, example=True),
-    _f("fiber_plant", "bool", "price the jumpers, trunks and patch panels of the fabric's optical links (the "
+    _f("fiber_plant", "bool", "price the jumpers, trunks, patch panels and ODFs of the optical links (the "
        "fiber_plant sheet) into the design", default=True, example=True),
     # Spares are sized after the solve and added to capex as their own total (README, Spares): 2% of the modules
     # and cables is the middle of the 1-3% sparing common for optics in large fabrics [E]; one switch per 50 of a
@@ -230,6 +240,8 @@ ROUTES = Sheet("routes", "table", "Fiber routes between two sites; no row = no d
               "dB/km", default=0.22, example=0.22),
     _f("band", "enum", "c: the C band; c+l: C and L band on every fiber pair (twice the wavelengths a pair "
        "carries, an L-band unit beside every C-band amplifier and mux/demux)", default="c", allowed=BANDS),
+    _f("srlg", "str", "shared-risk link group: routes with the same name fail together (one duct, bridge or "
+       "landing); blank: the route fails alone", example="i95-duct"),
 ))
 
 FLOORPLAN = Sheet("floorplan", "table", "Optional floor of a site's data hall, one row per site: cable lengths come "
@@ -246,16 +258,39 @@ FLOORPLAN = Sheet("floorplan", "table", "Optional floor of a site's data hall, o
     _positive("row_pitch_m", "distance between neighbouring rows (blank: the project's)", "m", example=2.1),
 ), key="site")
 
-WORKLOAD = Sheet("workload", "keys", "Optional training workload: adds a limit on the "
+WORKLOAD = Sheet("workload", "keys", "Optional training workload: with training_tokens the design's step time, "
+                 "time to train and cost of the run (design.json training); with max_comm_fraction a limit on the "
                  "estimated all-reduce time (leave every value blank for none).", (
-    _positive("model_params_billion", "model parameters", "billion", required=True, example=70),
+    _positive("model_params_billion", "model parameters (all experts of a mixture-of-experts model)", "billion",
+              required=True, example=70),
     _positive("bytes_per_gradient", "bytes per gradient value (2 for bf16)", "bytes",
               default=2.0, example=2),
-    _positive("step_compute_ms", "compute time of one step", "ms", required=True, example=500),
-    _positive("grad_accum_steps", "micro-batches accumulated per synchronisation", "",
+    _positive("step_compute_ms", "compute time of one micro-batch (the max_comm_fraction limit)", "ms", example=500),
+    _positive("grad_accum_steps", "micro-batches accumulated per synchronisation (the max_comm_fraction limit)", "",
               "int", default=1, example=4),
-    _f("max_comm_fraction", "float", "share of a step that communication may take", "",
-       required=True, gt=0, lt=1, example=0.2, notation="share"),
+    _f("max_comm_fraction", "float", "share of a step that the all-reduce may take (blank: no limit)", "",
+       gt=0, lt=1, example=0.2, notation="share"),
+    _positive("training_tokens", "tokens of the training run (blank: no training estimate)", "tokens",
+              example=15e12),
+    _positive("global_batch_tokens", "tokens of one optimizer step (all data-parallel replicas)", "tokens",
+              "int", default=4_194_304, example=4_194_304),  # 4M tokens: Llama 2's batch (Touvron et al. 2023)
+    _positive("seq_len", "tokens of one sequence (one sequence a micro-batch)", "tokens", "int", default=4096,
+              example=4096),
+    _positive("layers", "transformer layers (needed with training_tokens)", "", "int", example=80),
+    _positive("hidden_size", "model width (needed with training_tokens)", "", "int", example=8192),
+    _positive("active_params_billion", "parameters a token passes through (mixture of experts; blank: "
+              "model_params_billion)", "billion", example=70),
+    _positive("tp", "tensor-parallel GPUs (inside the scale-up domain)", "", "int", default=1, example=8),
+    _positive("pp", "pipeline stages", "", "int", default=1, example=4),
+    _positive("ep", "expert-parallel GPUs (1: a dense model)", "", "int", default=1, example=1),
+    _positive("experts_per_token", "experts each token is routed to (mixture of experts)", "", "int", default=1,
+              example=2),
+    _f("overlap", "float", "share of the data-parallel communication hidden behind compute", "", default=0.0,
+       ge=0, le=1, example=0.5, notation="share"),
+    _f("kernel_efficiency", "float", "share of the GPUs' dense peak the kernels reach while not waiting on the "
+       "network", "", default=0.6, gt=0, le=1, example=0.6, notation="share"),
+    _positive("amortization_years", "years over which the capex is spread (a run pays its hours of it)", "years",
+              default=4.0, example=4),
 ))
 
 NODE_TYPES = Sheet("node_types", "table", "GPU nodes (catalog).", (
@@ -268,8 +303,12 @@ NODE_TYPES = Sheet("node_types", "table", "GPU nodes (catalog).", (
               default=1, example=1),
     _positive("node_power_kw", "power of one node", "kW", required=True, example=10.2),
     _cost("node_price_usd", "price of one node", required=True, example=300_000),
-    _f("nvlink_latency_ns", "float", "NVLink/NVSwitch hop latency (rail-only designs)", "ns",
+    _f("nvlink_latency_ns", "float", "NVLink/NVSwitch hop latency (rail-only designs, scale-up collectives)", "ns",
        default=300.0, ge=0, example=300),
+    _positive("gpu_tflops", "dense BF16 peak of one GPU (the training estimate)", "TFLOPS", example=989),
+    _positive("scaleup_gpus", "GPUs in one NVLink domain (blank: gpus_per_node)", "", "int", example=8),
+    _positive("scaleup_gbps", "NVLink bandwidth per GPU, one direction (the training estimate)", "Gb/s",
+              example=3600),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name", nonempty=True)
 
@@ -289,6 +328,10 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
        default=False, example=True),
     _positive("cages", "physical port cages, when fewer than the ports at the fastest speed (a twin-port "
               "OSFP cage holds two ports); blank: one cage a port at the fastest speed", "", "int", example=64),
+    _f("in_network_reduction", "bool", "reduces all-reduce data in the switch (InfiniBand SHARP, NVLink switches)",
+       default=False, example=True),
+    _positive("ru", "rack units the switch takes (the network racks' elevations)", "RU", "int", default=1,
+              example=2),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="model", nonempty=True)
 
@@ -345,13 +388,17 @@ SUPPORT = Sheet("support_networks", "table", "The cluster's other networks, size
     _SOURCE,
 ), catalog=True, key="name")
 
-FIBER_PLANT = Sheet("fiber_plant", "table", "Structured cabling of the fabric's optical links (catalog): a "
-                    "transceiver link longer than cable_in_rack_m runs device - jumper - patch panel - trunk - patch "
-                    "panel - jumper - device; the cheapest row of each role is used.", (
+FIBER_PLANT = Sheet("fiber_plant", "table", "Structured cabling of the optical links (catalog): a transceiver "
+                    "link (fabric, DCI attachment, support network) longer than cable_in_rack_m runs device - jumper - "
+                    "patch panel - trunk - patch panel - jumper - device; each lit inter-site fiber pair end lands on an "
+                    "ODF port and a duplex jumper to its module or the mux (a jumper more per coherent module, module to "
+                    "mux); the cheapest row of each role is used.", (
     _f("name", "str", "item name", required=True, example="MPO-16 jumper, 3 m"),
-    _f("role", "enum", "jumper (device to panel), trunk (panel to panel, one a link) or panel (patch panel)",
-       required=True, allowed=FIBER_PLANT_ROLES),
-    _positive("ports", "link ends one patch panel holds; panels only", "", "int", example=48),
+    _f("role", "enum", "jumper (device to panel), trunk (panel to panel, one a link), panel (patch panel), "
+       "duplex_jumper (inter-site pair end or coherent module to ODF or mux) or odf (optical distribution frame of "
+       "the inter-site pairs)", required=True, allowed=FIBER_PLANT_ROLES),
+    _positive("ports", "link ends one patch panel holds, or fiber pair ends one ODF holds; panels and ODFs only",
+              "", "int", example=48),
     _cost("price_usd", "price of one item", required=True, example=45),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name")
@@ -383,15 +430,35 @@ PROTOCOLS = Sheet("protocols", "table", "Transport protocols (catalog).", (
     _f("lossless", "bool", "lossless transport (credit flow control or PFC)", required=True),
     _f("jitter_rank", "int", "latency jitter rank (0 = least)", "", required=True, ge=0,
        example=0),
+    _f("jitter_us", "float", "spread (standard deviation) of one hop's latency (the training estimate's tail)",
+       "us", default=0.0, ge=0, example=0.5),
     _SOURCE,
 ), catalog=True, key="name", nonempty=True)
+
+CLOUD = Sheet("cloud", "table", "Optional GPU cloud offers to compare the designed cluster's run with (build or "
+              "rent).", (
+    _f("name", "str", "offer name", required=True, example="cloud-h100-ib"),
+    _f("node_type", "str", "the offer's GPU node: a node_types name", required=True, ref="node_types",
+       example="DGX H100"),
+    _positive("usd_per_gpu_hour", "price of one GPU for an hour", "USD", required=True, example=2.5),
+    _positive("gbps_per_gpu", "scale-out network bandwidth per GPU", "Gb/s", required=True, example=400),
+    _f("protocol", "str", "the offer's transport: a protocols name", required=True, ref="protocols",
+       example="infiniband"),
+    _f("jitter_us", "float", "per-hop latency spread (blank: the protocol's)", "us", ge=0, example=0.5),
+    _positive("latency_us", "worst one-way GPU-to-GPU latency (blank: the designed fabric's)", "us", example=5),
+    _positive("hops", "switch hops of the worst path (a 2-tier Clos: 3)", "", "int", default=3, example=3),
+    _positive("max_gpus", "most GPUs the offer rents to one job (blank: no limit)", "", "int", example=32768),
+    _SOURCE,
+), key="name")
 
 # The range a real plan lives in, per numeric column: beyond it a value is a typo or a unit slip, and the model
 # could not hold it soundly (it states costs in millions of USD, rows in Tb/s, GB and kW). Each upper bound
 # leaves an order of magnitude or more over the largest plan in sight (gigawatt campuses, millions of GPUs,
 # 20,000 km routes, $1T budgets); tests/test_values.py solves workbooks at these extremes.
 UPPER: dict[tuple[str, str], float] = {
+    ("switches", "ru"): 48,  # a full rack: the largest modular chassis take ~30 RU
     ("project", "gpus_required"): 10_000_000,  # ten times the largest cluster announced (~1M GPUs)
+    ("project", "gpus_max"): 10_000_000,  # as gpus_required
     ("project", "budget_usd"): 1e13,  # $10 trillion: ten times a $1T programme
     ("project", "max_fabric_latency_us"): 1_000,  # 1 ms one way inside a site; fabrics are at 1-10 us
     ("project", "max_site_rtt_ms"): 1_000,  # fiber half way round the planet and back is ~200 ms
@@ -426,6 +493,17 @@ UPPER: dict[tuple[str, str], float] = {
     ("workload", "bytes_per_gradient"): 16,  # fp64 gradients with an fp64 copy
     ("workload", "step_compute_ms"): 10_000_000,  # ~3 hours per step
     ("workload", "grad_accum_steps"): 100_000,
+    ("workload", "training_tokens"): 1e16,  # a thousand times the largest runs (~15-30T tokens)
+    ("workload", "global_batch_tokens"): 1e10, ("workload", "seq_len"): 10_000_000,  # batches run at ~1-60M tokens
+    ("workload", "layers"): 10_000, ("workload", "hidden_size"): 1_000_000,  # models run ~100 layers, ~16k wide
+    ("workload", "active_params_billion"): 100_000,  # as model_params_billion
+    ("workload", "tp"): 1_024, ("workload", "pp"): 1_024, ("workload", "ep"): 100_000,
+    ("workload", "experts_per_token"): 1_024, ("workload", "amortization_years"): 50,
+    ("node_types", "gpu_tflops"): 1e6,  # a thousand PFLOPS a GPU; GPUs run at ~1-5 PFLOPS dense BF16
+    ("node_types", "scaleup_gpus"): 100_000, ("node_types", "scaleup_gbps"): 1e6,  # NVLink 5: 7,200 Gb/s a GPU
+    ("protocols", "jitter_us"): 1e6, ("cloud", "jitter_us"): 1e6,  # a second; spreads run at 0.1-100 us
+    ("cloud", "usd_per_gpu_hour"): 10_000, ("cloud", "gbps_per_gpu"): 1e5, ("cloud", "latency_us"): 1e6,
+    ("cloud", "hops"): 100, ("cloud", "max_gpus"): 10_000_000,
     ("node_types", "gpus_per_node"): 1_024, ("node_types", "nics_per_node"): 1_024,  # rack-scale nodes: 72-576
     ("node_types", "nic_gbps"): 3_200,  # the fastest line rate a port carries (1.6T shipping, 3.2T announced)
     ("node_types", "planes"): 16,  # multi-plane fabrics use 2-8
@@ -481,7 +559,7 @@ def _bound(sheet: str, field: Field) -> Field:
 
 SHEETS: dict[str, Sheet] = {s.name: _bounded(s) for s in (
     PROJECT, SITES, ROUTES, FLOORPLAN, WORKLOAD, NODE_TYPES, SWITCHES, OPTICS, COHERENT, AMPLIFIERS,
-    PROTOCOLS, SUPPORT, FIBER_PLANT)}
+    PROTOCOLS, SUPPORT, FIBER_PLANT, CLOUD)}
 CATALOG_SHEETS = tuple(name for name, s in SHEETS.items() if s.catalog)
 
 _TYPE_WORDS = {"str": "text", "int": "integer", "float": "number", "bool": "true/false",

@@ -26,7 +26,7 @@ def write_template(path: str | Path) -> Path:
     """Write the blank workbook to ``path`` and return the path."""
     tables: dict[str, object] = {
         "project": {f.name: f.default for f in PROJECT.fields},
-        "sites": [], "routes": [], "floorplan": [],
+        "sites": [], "routes": [], "floorplan": [], "cloud": [],
         "workload": {f.name: None for f in WORKLOAD.fields},
         **load_catalog(),
     }

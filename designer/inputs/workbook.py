@@ -54,6 +54,7 @@ class Inputs:
     protocols: pd.DataFrame
     support_networks: pd.DataFrame
     fiber_plant: pd.DataFrame
+    cloud: pd.DataFrame  # GPU cloud offers (build or rent); empty without the sheet
     notices: tuple[Notice, ...] = ()  # readings, ignored names, catalog replacements, plausibility warnings
 
 

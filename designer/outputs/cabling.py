@@ -9,8 +9,9 @@ links use up ports. ``cage_share`` and ``peer_cage_share`` say what serves a sha
 ``2-port module`` (a twin-port transceiver, one module a cage), ``1:2 splitter cable`` (a DAC or AOC) or, for a
 module carrying fewer links than the cage has lanes, ``1:4 breakout, 1 link(s) a module``; else ``whole cage``
 (blank at a NIC). Inter-site links (one a coherent wavelength or a gray link) join DCI routers,
-spread over a site's routers in turn, a module a cage; each DCI attachment link joins a router port (in the
-cages after its wavelengths') to a free leaf down port after the nodes' (attachment_links). ``links`` is 1 on every row unless the plan would
+on the line-side cages the design gives each router model (RouterPorts: a 400G module a lane of an 800G cage,
+``lane of a 1:2 cage``); each DCI attachment link joins a router port on the fabric-side cages to a free leaf
+down port after the nodes' (attachment_links). ``links`` is 1 on every row unless the plan would
 exceed GROUP_ABOVE rows: then the NICs on one leaf share one row (device ``<leaf>-nodes``, port range
 ``p1/1-p16/2`` on the leaf, ``links`` = NICs), which keeps a multi-million-NIC plan a few hundred thousand rows.
 
@@ -25,6 +26,7 @@ a route (``<a>--<b>-w00001``).
 from __future__ import annotations
 
 import csv
+import itertools
 from collections import defaultdict
 from pathlib import Path
 
@@ -173,17 +175,49 @@ def router_names(entry: dict) -> list[tuple[str, str]]:
     return [(f"{device_prefix(entry['name'])}-dci-{i + 1:02d}", model) for i, model in enumerate(models)]
 
 
+class RouterPorts:
+    """A site's DCI router ports: each kind of port (``line`` at a DCI optic's speed, ``fabric`` at the NIC speed)
+    has the cages its dci tier gives it (``cages_by_use``, models.network.define_dci_routers); a tier's cages are
+    handed out in order, router after router and cage after cage, to its kinds in the order listed, and a kind's
+    ports fill its cages' lanes in order (``take``). A port past its kind's cages (a design whose cages do not hold
+    its ports: the audit's check_router_cages says so) is named after the last cage of the site's last router."""
+
+    def __init__(self, entry: dict, cat: Catalog):
+        names = iter(router_names(entry))
+        self.slots: dict[tuple, list] = defaultdict(list)  # (side, gbps) -> [(router, model, port), ...]
+        self.last = ("", "", 0)
+        for t in (t for t in entry["tiers"] if t["tier"] == "dci"):
+            routers = [next(names)[0] for _ in range(t["count"])]
+            cages = iter([(r, c) for r in routers for c in range(1, cat.cages(t["model"]) + 1)])
+            for use in t.get("cages_by_use") or []:
+                lanes = cat.lanes(t["model"], use["gbps"])
+                for router, cage in itertools.islice(cages, use["cages"]):
+                    self.slots[use["side"], use["gbps"]] += [
+                        (router, t["model"], f"p{cage}" if lanes == 1 else f"p{cage}/{lane}")
+                        for lane in range(1, lanes + 1)]
+            if routers:
+                self.last = (routers[-1], t["model"], cat.cages(t["model"]))
+        self.taken: dict[tuple, int] = defaultdict(int)
+
+    def take(self, side: str, gbps: int) -> tuple[str, str, str]:
+        """(router, model, port) of the next port of a kind."""
+        key = (side, int(gbps))
+        k = self.taken[key]
+        self.taken[key] += 1
+        if k < len(self.slots[key]):
+            return self.slots[key][k]
+        router, model, cages = self.last
+        return router, model, f"p{cages}"
+
+
 def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog):
     """(router, its model, its port, leaf, link) of each DCI attachment link: an attachment's NIC-like ports go one to a
     leaf of each rail and plane (a leaf of each plane for other topologies), on down ports the nodes leave free,
-    leaves in graph order; the links spread over the routers in turn, each router's fabric ports in the cages
-    after those its wavelengths take (coherent_rows gives router i of R the i-th share of the W wavelengths)."""
+    leaves in graph order; router ports from RouterPorts (the fabric side)."""
     att = entry.get("dci_attachment")
-    routers = router_names(entry)
-    if not att or not routers:
+    if not att or not router_names(entry):
         return
-    waves = sum(lk["wavelengths"] for lk in solution.get("links", []) if entry["name"] in (lk["site_a"], lk["site_b"]))
-    line = [waves // len(routers) + (i < waves % len(routers)) for i in range(len(routers))]
+    ports = RouterPorts(entry, cat)
     rails = graph.graph["rails"]
     free: dict[tuple, list[list]] = defaultdict(list)
     for leaf, d in graph.nodes(data=True):
@@ -193,8 +227,6 @@ def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog)
         used = sum(e["count"] for m, e in graph.adj[leaf].items() if graph.nodes[m]["role"] == "endpoints")
         free[d["plane"], rail].append([leaf, int(d["down_ports"]) - used])
     rail_based = entry["topology"] in RAIL
-    fabric_side = [0] * len(routers)
-    turn = 0
     for cable in att["cables"]:
         e = {"gbps": int(att["gbps"]), "item": cable["item"], "kind": cable["kind"], "length_m": float(att["length_m"])}
         for _ in range(int(cable["attachments"])):
@@ -204,36 +236,31 @@ def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog)
                 if slot is None:
                     continue  # no free leaf port: the audit reports it (check_dci_attachment)
                 slot[1] -= 1
-                i = turn % len(routers)
-                turn += 1
-                fabric_side[i] += 1
-                name, model = routers[i]
-                per_cage = cat.lanes(model, e["gbps"])
-                cage, lane = line[i] + -(-fabric_side[i] // per_cage), (fabric_side[i] - 1) % per_cage + 1
-                yield name, model, f"p{cage}" if per_cage == 1 else f"p{cage}/{lane}", slot[0], e
+                yield *ports.take("fabric", e["gbps"]), slot[0], e
 
 
 def coherent_rows(solution: dict):
-    """One row per wavelength: a coherent module in a DCI router port at each end of the route."""
-    routers = {s["name"]: [name for name, _ in router_names(s)] for s in solution["sites"]}
-    turn, used = defaultdict(int), defaultdict(int)
+    """One row per wavelength (or gray link): a DCI module in a router port at each end of the route, from each
+    site's RouterPorts (the line side at the module's speed)."""
+    cat = Catalog(solution.get("inputs") or {})
+    ports = {s["name"]: RouterPorts(s, cat) for s in solution["sites"] if s["open"]}
 
-    def port(site: str) -> tuple[str, str]:
-        names = routers.get(site) or [f"{device_prefix(site)}-dci-??"]
-        router = names[turn[site] % len(names)]
-        turn[site] += 1
-        used[router] += 1
-        return router, f"p{used[router]}"
+    def port(site: str, gbps: int) -> tuple[str, str, str]:
+        if site not in ports:
+            return f"{device_prefix(site)}-dci-??", "", ""
+        router, model, name = ports[site].take("line", gbps)
+        lanes = cat.lanes(model, gbps) if model else 1
+        return router, name, "whole cage" if lanes == 1 else f"lane of a 1:{lanes} cage"
 
     graph = build_intersite_graph(solution)
     for a, b, d in graph.edges(data=True):
         if not d.get("used"):
             continue
-        gbps = d["capacity_gbps"] / d["wavelengths"] if d["wavelengths"] else 0
+        gbps = int(d["capacity_gbps"] / d["wavelengths"]) if d["wavelengths"] else 0
         metres = d["distance_km"] * 1000
         for k in range(d["wavelengths"]):
-            (ra, pa), (rb, pb) = port(a), port(b)
-            yield [f"{a}--{b}", ra, pa, "whole cage", rb, pb, "whole cage", int(gbps), d["coherent_model"],
+            (ra, pa, sa), (rb, pb, sb) = port(a, gbps), port(b, gbps)
+            yield [f"{a}--{b}", ra, pa, sa, rb, pb, sb, gbps, d["coherent_model"],
                    d["optic_kind"], metres,
                    length_class(metres), 1, f"{device_prefix(a)}-net-dci", f"{device_prefix(b)}-net-dci",
                    f"{device_prefix(a)}--{device_prefix(b)}-w{k + 1:05d}"]

@@ -19,6 +19,7 @@ import pandas as pd
 
 from designer.audit import resilience
 from designer.outputs.devices import optics_per_device
+from designer.outputs.statistics import alternative_rows, rack_rows, sensitivity_rows
 
 BOM_COLUMNS = ["site", "category", "item", "quantity", "unit_price_usd", "extended_usd", "unit_power_w",
                "total_power_w", "sku", "lead_time_weeks", "spare_of", "basis"]
@@ -220,22 +221,85 @@ def csv_text(value):
 
 
 def write_frame_csv(frame: pd.DataFrame, path: Path) -> None:
-    """A frame as CSV, formula-like text quoted (csv_text); CRLF rows (RFC 4180), so that the csv module
-    quotes a carriage return inside a cell instead of letting it split the row."""
-    frame.map(csv_text).rename(columns=csv_text).to_csv(path, index=False, lineterminator="\r\n")
+    """A frame as CSV, formula-like text quoted (csv_text), numbers plain (plain_number); CRLF rows (RFC 4180), so
+    that the csv module quotes a carriage return inside a cell instead of letting it split the row."""
+    numbers = frame.select_dtypes(include="number").columns
+    frame.assign(**{c: frame[c].map(plain_number if c in numbers else csv_text) for c in frame.columns}).rename(
+        columns=csv_text).to_csv(path, index=False, lineterminator="\r\n")
 
 
-def write_frames_xlsx(frames: dict[str, pd.DataFrame], path: Path, min_width: int = 10) -> None:
-    """One sheet per frame, columns sized to their text; no cell is stored as a formula, whatever its text."""
+def plain_number(value) -> str:
+    """A number as a CSV cell: a whole one without a decimal point (4, not 4.0), others without float noise
+    (1833.6, not 1833.6000000000001); blank for a missing one."""
+    if value is None or value != value:
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    rounded = round(float(value), 9)
+    return str(int(rounded)) if rounded.is_integer() and abs(rounded) < 1e15 else repr(rounded)
+
+
+def number_format(column: str) -> str | None:
+    """The Excel number format of a column (or key) by its name: money, shares, counts, units."""
+    if column in ("unit_price_usd", "price_usd"):
+        return '"$"#,##0.00'
+    if column.endswith("_usd"):
+        return '"$"#,##0'
+    if column == "mip_gap":
+        return "0.000%"
+    if "share" in column or column.endswith(("_fraction", "_pct")):
+        return "0.0%"
+    if column.endswith("_mw"):
+        return "#,##0.000"
+    if column.endswith(("_ms", "_us", "_db", "_dbm")):
+        return "#,##0.000"
+    if column.endswith(("_km", "_m", "_w", "_kw", "_mb", "_weeks", "_s")):
+        return "#,##0.0"
+    if column.endswith(("_gbps", "_ports", "_cages", "_nodes", "_gpus")) or column in COUNT_COLUMNS:
+        return "#,##0"
+    return None
+
+
+COUNT_COLUMNS = {"quantity", "count", "nodes", "gpus", "wavelengths", "coherent_ports", "fiber_pairs", "amplifiers",
+                 "modules", "total", "per_device", "devices", "max_nodes", "endpoints", "huts", "port_gbps",
+                 "link_gbps", "gpus_required", "sites_open", "enumerated", "kept"}
+
+
+def write_frames_xlsx(frames: dict[str, pd.DataFrame], path: Path, min_width: int = 10,
+                      footers: dict[str, list[dict]] | None = None) -> None:
+    """One sheet per frame, as a planner's table: bold frozen header, a filter over the rows, number formats by
+    column name (number_format; on key/value sheets by key), blanks as empty cells, and ``footers`` (sheet ->
+    rows, e.g. a total) in bold below the filtered rows. Columns sized to their text; no cell is stored as a
+    formula, whatever its text."""
+    from openpyxl.styles import Font
+
+    bold = Font(bold=True)
     with pd.ExcelWriter(path, engine="openpyxl") as writer:
         for name, frame in frames.items():
             frame.to_excel(writer, sheet_name=name, index=False)
             ws = writer.sheets[name]
+            rows = ws.max_row
+            ws.freeze_panes = "A2"
+            if len(frame.columns):
+                ws.auto_filter.ref = ws.dimensions
+            for row in (footers or {}).get(name, []):
+                ws.append([row.get(c) for c in frame.columns])
+                for c in ws[ws.max_row]:
+                    c.font = bold
+            keyed = list(frame.columns) == ["key", "value"]
+            for c in ws[1]:
+                c.font = bold
             for col in ws.columns:
-                for c in col:
+                head = str(col[0].value)
+                form = None if keyed else number_format(head)
+                for k, c in enumerate(col[1:], start=2):
                     if isinstance(c.value, str) and c.value.startswith(FORMULA_STARTS):
                         c.data_type = "s"  # openpyxl takes text starting with '=' for a formula
                         c.quotePrefix = True  # and Excel keeps it text when the cell is edited
+                    elif keyed and head == "value" and k <= rows:
+                        form = number_format(str(ws.cell(k, 1).value))
+                    if form and isinstance(c.value, (int, float)) and not isinstance(c.value, bool):
+                        c.number_format = form
                 width = max(len(str(c.value)) if c.value is not None else 0 for c in col[:200])
                 ws.column_dimensions[col[0].column_letter].width = min(60, max(min_width, width + 2))
 
@@ -246,17 +310,31 @@ def write_json(solution: dict, path: Path) -> None:
 
 def bom_frame(solution: dict) -> pd.DataFrame:
     """The BOM lines, then the spares lines (category spares); the vendor-quote columns only when some catalog
-    row gave them, the spares' columns only with spares."""
+    row gave them, the spares' columns only with spares. Money to the cent, power to the milliwatt per unit and the
+    tenth of a watt in total."""
     frame = pd.DataFrame(solution["bom"] + solution.get("spares", []), columns=BOM_COLUMNS)
-    return frame.drop(columns=[c for c in OPTIONAL_COLUMNS if frame[c].isna().all()])
+    frame = frame.drop(columns=[c for c in OPTIONAL_COLUMNS if frame[c].isna().all()])
+    return round_figures(frame, {"unit_price_usd": 2, "extended_usd": 2, "unit_power_w": 3, "total_power_w": 1})
+
+
+def round_figures(frame: pd.DataFrame, digits: dict[str, int]) -> pd.DataFrame:
+    """``frame`` with the columns of ``digits`` rounded to that many decimals."""
+    return frame.assign(**{c: pd.to_numeric(frame[c], errors="coerce").round(n) for c, n in digits.items()
+                           if c in frame})
 
 
 def write_bom_csv(solution: dict, path: Path) -> None:
     write_frame_csv(bom_frame(solution), path)
 
 
+INPUT_TABLES = ("sites", "routes", "floorplan", "node_types", "switches", "optics", "coherent", "amplifiers",
+                "protocols", "support_networks", "fiber_plant")
+RACK_COLUMNS = ["site", "rack", "tier", "devices", "ru_used", "rack_ru", "kw", "rack_kw"]  # statistics.rack_rows
+
+
 def sheets(solution: dict) -> dict[str, pd.DataFrame]:
-    """The design workbook's sheets, in order."""
+    """The design workbook's sheets, in order: switches and fabric links apart (their counts do not add up), each
+    input table echoed as a table (input_*)."""
     totals = solution["totals"]
     summary = [("name", solution.get("name")), ("status", solution["status"]), ("mip_gap", solution["mip_gap"]),
                ("objective", solution.get("objective")), ("objective_usd", solution["objective_usd"]),
@@ -265,10 +343,8 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
     site_rows = [{k: s.get(k) for k in ("name", "open", "nodes", "gpus", "topology", "protocol", "link_gbps",
                                         "oversubscription", "fabric_tiers", "planes", "hops", "fabric_latency_us",
                                         "power_mw", "power_cap_mw", "capex_usd")} for s in solution["sites"]]
-    fabric = [{"site": s["name"], **t} for s in opened for t in s["tiers"]]
-    fabric += [{"site": s["name"], "tier": f"links {lk['tier']}", "model": lk["item"], "count": lk["count"],
-                "port_gbps": lk["gbps"], "modules": lk["modules"], "length_m": lk["length_m"]}
-               for s in opened for lk in s.get("fabric_links", [])]
+    switches = [{"site": s["name"], **t} for s in opened for t in s["tiers"]]
+    fabric_links = [{"site": s["name"], **lk} for s in opened for lk in s.get("fabric_links", [])]
     bom = bom_frame(solution)
     power = [{"site": s["name"], "it_power_mw": s.get("it_power_mw"), "pue": s.get("pue"),
               "facility_power_mw": s["power_mw"], "power_cap_mw": s["power_cap_mw"],
@@ -276,30 +352,75 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
     cost = bom.groupby(["site", "category"], as_index=False)[["extended_usd", "total_power_w"]].sum()
     solver = [(k, v) for k, v in solution.get("solver", {}).items()]
     inputs = solution.get("inputs", {})
-    echo = [(k, json.dumps(v, default=str) if isinstance(v, (dict, list)) else v)
-            for k, v in inputs.get("project", {}).items()]
-    echo.insert(0, ("workbook", inputs.get("workbook")))
-    echo.insert(1, ("sha256", inputs.get("sha256")))
-    return {
+    echo = [("workbook", inputs.get("workbook")), ("sha256", inputs.get("sha256"))]
+    echo += [(k, json.dumps(v, default=str) if isinstance(v, (dict, list)) else v)
+             for k, v in inputs.get("project", {}).items()]
+    out = {
         "summary": pd.DataFrame(summary, columns=["key", "value"]),
         "sites": pd.DataFrame(site_rows),
-        "fabric": pd.DataFrame(fabric),
+        "switches": pd.DataFrame(switches),
+        "fabric_links": pd.DataFrame(fabric_links),
         "links": pd.DataFrame(solution["links"]),
         "bom": bom,
         "optics_per_device": optics_per_device(solution),
+        "network_racks": pd.DataFrame(rack_rows(solution), columns=RACK_COLUMNS),
         "power": pd.DataFrame(power),
         "cost": cost,
         "constraints": pd.DataFrame(solution.get("constraints", [])),
         "inputs": pd.DataFrame(echo, columns=["key", "value"]),
-        "solver": pd.DataFrame(solver, columns=["key", "value"]),
-        "resilience": pd.DataFrame(resilience.rows(solution.get("resilience")), columns=resilience.ROW_COLUMNS),
     }
+    if inputs.get("workload"):
+        out["input_workload"] = pd.DataFrame(list(inputs["workload"].items()), columns=["key", "value"])
+    for table in INPUT_TABLES:
+        if inputs.get(table):
+            out[f"input_{table}"] = pd.DataFrame(inputs[table]).map(
+                lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v)
+    if inputs.get("notices"):
+        out["input_notices"] = pd.DataFrame(inputs["notices"])
+    out["solver"] = pd.DataFrame(solver, columns=["key", "value"])
+    out["resilience"] = pd.DataFrame(resilience.rows(solution.get("resilience")), columns=resilience.ROW_COLUMNS)
+    if solution.get("sensitivity"):
+        out["sensitivity"] = pd.DataFrame(sensitivity_rows(solution))
+    if solution.get("alternatives"):
+        out["alternatives"] = pd.DataFrame([{k: ", ".join(v) if isinstance(v, list) else v for k, v in r.items()}
+                                            for r in alternative_rows(solution)])
+    return out | training_sheets(solution.get("training"))
+
+
+def bom_totals(solution: dict, bom: pd.DataFrame) -> list[dict]:
+    """The BOM sheet's total rows: capex (the lines other than spares), and with spares the capex with spares."""
+    spare = bom["category"] == "spares"
+    rows = [{"site": "total capex", "extended_usd": solution["totals"]["capex_usd"],
+             "total_power_w": float(bom.loc[~spare, "total_power_w"].sum())}]
+    if spare.any():
+        rows.append({"site": "total with spares", "extended_usd": solution["totals"].get("capex_with_spares_usd")})
+    return rows
+
+
+TRAINING_TABLES = ("collectives", "scaling", "cloud", "notes")
+
+
+def training_sheets(training: dict | None) -> dict[str, pd.DataFrame]:
+    """Sheet ``training`` (the step and the run, key by key) and its tables: collectives, step time against GPU
+    count, cloud offers."""
+    if not training:
+        return {}
+    keys = [(f"comm_exposed_s.{k}" if name == "comm_exposed_s" else f"parallelism.{k}" if name == "parallelism"
+             else name, v)
+            for name, value in training.items() if name not in TRAINING_TABLES
+            for k, v in (value.items() if isinstance(value, dict) else [(None, value)])]
+    keys += [("note", n) for n in training["notes"]]
+    out = {"training": pd.DataFrame(keys, columns=["key", "value"]),
+           "collectives": pd.DataFrame(training["collectives"]), "training_scaling": pd.DataFrame(training["scaling"])}
+    if training["cloud"]:
+        out["build_or_rent"] = pd.DataFrame(training["cloud"])
+    return out
 
 
 def write_xlsx(solution: dict, path: Path) -> dict[str, pd.DataFrame]:
     """design.xlsx; returns its sheets (optics_per_device.csv is one of them)."""
     frames = sheets(solution)
-    write_frames_xlsx(frames, path)
+    write_frames_xlsx(frames, path, footers={"bom": bom_totals(solution, frames["bom"])})
     return frames
 
 

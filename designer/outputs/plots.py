@@ -248,8 +248,10 @@ def _boxes(count: int) -> tuple[list[float], bool]:
 
 
 def fabric_figure(site: dict):
-    """The scale-out fabric of one site as tiers of switches: model, count, ports, speeds, links."""
+    """The scale-out fabric of one site as tiers of switches: model, count, ports, speeds, links. A rail-only
+    fabric is drawn as one rail ("x 8": its rails are copies, not joined)."""
     f = st.fabric_summary(site)
+    rails = f["networks"] if f["rail_only"] else 1
     tiers = f["tiers"]
     levels = [("nodes", None)] + [(t["tier"], t) for t in tiers]
     mesh = f["topology"] == "leaf_mesh" and any(lk["tier"] == "leaf_leaf" for lk in f["links"])
@@ -260,7 +262,7 @@ def fabric_figure(site: dict):
     ax.axis("off")
     xs_by_level = []
     for y, (name, t) in enumerate(levels):
-        count = f["nodes"] if t is None else t["count"]
+        count = f["nodes"] if t is None else t["per_network"] if f["rail_only"] else t["count"]
         xs, elided = _boxes(int(count or 0))
         xs_by_level.append(xs)
         w, h = (0.7, 0.34) if t is None else (min(0.9, 9.0 / max(len(xs), 1)), 0.42)
@@ -281,7 +283,10 @@ def fabric_figure(site: dict):
                 up = f" / {t['up_ports']} up @{t.get('up_gbps') or t['port_gbps']}G" if t.get("up_ports") else ""
                 ports = f"\n{t['down_ports']} down @{t.get('down_gbps') or t['port_gbps']}G{up}"
             per_plane = f" ({t['per_plane']:g}/plane)" if f["planes"] > 1 else ""
-            label = f"{t['tier']} x{t['count']:,}{per_plane}\n{t['model']}{ports}"
+            if f["rail_only"]:
+                label = f"{t['tier']} x{t['per_network']:g} a rail\n(x {rails} = {t['count']:,})\n{t['model']}{ports}"
+            else:
+                label = f"{t['tier']} x{t['count']:,}{per_plane}\n{t['model']}{ports}"
         ax.text(-0.5, y, label, ha="right", va="center", fontsize=8)
     # links between consecutive levels
     for y in range(len(levels) - 1):
@@ -300,8 +305,9 @@ def fabric_figure(site: dict):
     for lk in f["links"]:
         y = link_y.get(lk["tier"], 0.5)
         what = lk["item"] if lk["kind"] in ("dac", "aoc") else f"{lk['modules']:,} x {lk['item']}"
-        text = (f"{lk['tier'].replace('_', '-')}: {lk['count']:,} links x {lk['gbps']}G, {lk['length_m']:g} m\n"
-                f"{what}")
+        per_rail = f" ({lk['count'] / rails:g} a rail)" if f["rail_only"] else ""
+        text = (f"{lk['tier'].replace('_', '-')}: {lk['count']:,} links{per_rail} x {lk['gbps']}G, "
+                f"{lk['length_m']:g} m\n{what}")
         ax.text(10.5, y, text, ha="left", va="center", fontsize=7.5, color="#222")
     if f["dci"]:
         dci_text = "DCI: " + ", ".join(f"{d['count']} x {d['model']}" for d in f["dci"])
@@ -319,8 +325,10 @@ def fabric_figure(site: dict):
     planes = f["planes"]
     title = (f"{f['site']}: {f['topology']} ({f['fabric_tiers']}-tier), {f['protocol']}, {f['link_gbps']}G NICs, "
              f"oversubscription {over:.3g}:1, {planes} plane{'s' if planes > 1 else ''}")
-    if planes > 1 or f["topology"] == "rail_only":
-        title += " (one plane drawn" + (", one network per rail" if f["topology"] == "rail_only" else "") + ")"
+    if f["rail_only"]:
+        title += f"\none rail drawn, x {rails}: the rails are not joined, cross-rail traffic goes over NVLink"
+    elif planes > 1:
+        title += " (one plane drawn)"
     ax.set_title(title, loc="left")
     return fig
 
@@ -354,6 +362,36 @@ def floor_figure(site: dict):
                                       ec="white"))
         rack.text(0.5, k + 0.5, f"node {k + 1}", ha="center", va="center", color="white", fontsize=8)
     rack.set_title(f"one rack: {plan['per_rack']} node(s)\nat most {plan['rack_kw']:g} kW", fontsize=9)
+    return fig
+
+
+def rack_figure(site: dict, solution: dict):
+    """Elevations of the site's network racks (statistics.network_racks), each distinct rack once with how many
+    there are: its switches by rack unit from the bottom, the units and kW it takes of the rack's."""
+    plan = st.network_racks(site, solution)
+    kinds = st.rack_kinds(plan)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(min(12.0, 1.0 + 1.9 * len(kinds)), 6.2), squeeze=False)
+    for ax, rack in zip(axes[0], kinds):
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, plan["rack_ru"])
+        ax.add_patch(FancyBboxPatch((0.05, 0), 0.9, plan["rack_ru"], boxstyle="square,pad=0", fc="#F2F2F2",
+                                    ec="#7F7F7F"))
+        unit = 0
+        for model, count, ru in rack["devices"]:
+            for _ in range(count):
+                ax.add_patch(FancyBboxPatch((0.1, unit + 0.08), 0.8, ru - 0.16, boxstyle="square,pad=0",
+                                            fc=TIER_COLORS[rack["tier"]], ec="white"))
+                ax.text(0.5, unit + ru / 2, _wrap(model, 18), ha="center", va="center", color="white",
+                        fontsize=6 if ru < 2 else 7)
+                unit += ru
+        ax.set_xticks([])
+        ax.set_yticks(range(0, plan["rack_ru"] + 1, 6))
+        ax.set_title(f"{rack['tier']}\n{rack['count']:,} rack(s)", fontsize=9)
+        ax.set_xlabel(f"{rack['ru']} / {plan['rack_ru']} RU\n{rack['kw']:.1f} / {plan['rack_kw']:g} kW", fontsize=8)
+    axes[0][0].set_ylabel("rack unit")
+    note = f"; {plan['in_node_racks']:,} leaves stand in racks of nodes" if plan["in_node_racks"] else ""
+    fig.suptitle(f"{site['name']}: network racks, switches without optics{note}", x=0.01, ha="left", fontsize=10)
+    fig.tight_layout()
     return fig
 
 
@@ -427,34 +465,85 @@ def communication_figure(comm: dict):
     return fig
 
 
+# --- training ------------------------------------------------------------------------------------
+
+def training_figure(training: dict):
+    """The step as a waterfall of its parts (left); step time and tokens per second of the chosen fabric against
+    the GPU count (right)."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [1.2, 1]})
+    colors = ["#4C72B0", "#8172B2", "#CCB974", "#55A868", "#DD8452", "#C44E52"]
+    left = 0.0
+    for i, (part, color) in enumerate(zip(training["parts"], colors)):
+        ax1.bar([i], [part["s"]], bottom=[left], color=color, width=0.6)
+        if part["s"] > 0:
+            ax1.text(i, left + part["s"], f"{part['s']:.3g} s", ha="center", va="bottom", fontsize=7)
+        left += part["s"]
+    ax1.bar([len(training["parts"])], [left], color="#333", width=0.6)
+    ax1.text(len(training["parts"]), left, f"{left:.3g} s", ha="center", va="bottom", fontsize=7)
+    ax1.set_xticks(range(len(training["parts"]) + 1), [p["part"] for p in training["parts"]] + ["step"],
+                   rotation=20, fontsize=7)
+    ax1.set_ylabel("seconds per step")
+    ax1.set_title(f"step {left:.3g} s: MFU {training['mfu']:.1%}, network idle {training['idle_share']:.1%}",
+                  loc="left")
+    rows = training["scaling"]
+    gpus = [r["gpus"] for r in rows]
+    ax2.plot(gpus, [r["step_time_s"] for r in rows], marker="o", color="#4C72B0", label="step time")
+    ax2.plot(gpus, [r["compute_s"] for r in rows], ls="--", color="#999", label="compute alone")
+    ax2.scatter([training["gpus"]], [training["step_time_s"]], s=90, color="#C44E52", zorder=3, label="this design")
+    ax2.set_xscale("log", base=2)
+    ax2.set_yscale("log")
+    ax2.set_xticks(gpus, [f"{g:,}" for g in gpus])
+    ax2.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax2.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax2.set_xlabel("GPUs (same fabric per GPU)")
+    ax2.set_ylabel("seconds per step")
+    ax2.set_title("step time against GPU count", loc="left")
+    ax2.legend(fontsize=7, frameon=False)
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 # --- sweeps --------------------------------------------------------------------------------------
 
+FRONTS = ("#C44E52", "#4C72B0", "#55A868", "#8172B3", "#CCB974")  # one colour per GPU count's front
+
+
 def pareto_figure(rows: list[dict], front_latency: set, front_gpus: set):
-    """Cost against worst fabric latency and against GPUs; non-dominated scenarios marked."""
+    """Cost per GPU against worst fabric latency (a front per GPU count: only designs of the same size compete)
+    and cost against GPUs; non-dominated scenarios marked."""
     ok = [r for r in rows if r.get("cost_usd") is not None]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, key, front, xlabel in ((ax1, "worst_latency_us", front_latency, "worst fabric latency (us)"),
-                                   (ax2, "gpus", front_gpus, "GPUs")):
-        pts = [r for r in ok if r.get(key) is not None]
+    for ax, key, front, xlabel, ylabel in ((ax1, "worst_latency_us", front_latency, "worst fabric latency (µs)",
+                                            "cost per GPU"), (ax2, "gpus", front_gpus, "GPUs", "cost")):
+        pts = [r for r in ok if r.get(key) is not None and r.get("gpus")]
+
+        def cost(r):
+            return r["cost_usd"] / r["gpus"] if ax is ax1 else r["cost_usd"]
+
         others = [r for r in pts if r["scenario"] not in front]
-        best = sorted([r for r in pts if r["scenario"] in front], key=lambda r: r[key])
-        ax.scatter([r[key] for r in others], [r["cost_usd"] for r in others], color="#999", s=30,
-                   label="dominated")
-        ax.plot([r[key] for r in best], [r["cost_usd"] for r in best], color="#C44E52", marker="o", lw=1.2,
-                ms=7, label="non-dominated")
+        ax.scatter([r[key] for r in others], [cost(r) for r in others], color="#999", s=30, label="dominated")
+        sizes = sorted({r["gpus"] for r in pts}) if ax is ax1 else [None]
+        for k, size in enumerate(sizes):
+            best = sorted([r for r in pts if r["scenario"] in front and size in (None, r["gpus"])],
+                          key=lambda r: r[key])
+            label = "non-dominated" + (f" ({size:,} GPUs)" if size is not None and len(sizes) > 1 else "")
+            ax.plot([r[key] for r in best], [cost(r) for r in best], color=FRONTS[k % len(FRONTS)],
+                    marker="o", lw=1.2, ms=7, label=label)
         labels: dict[tuple, list[str]] = {}
         for r in pts:  # scenarios at the same point share one label
-            labels.setdefault((r[key], round(r["cost_usd"], 2)), []).append(r["scenario"])
+            labels.setdefault((r[key], round(cost(r), 2)), []).append(r["scenario"])
         for (x, y), names in labels.items():
             ax.annotate(", ".join(names), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=7,
                         color="#333")
         _millions(ax, "y")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("cost")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, frameon=False)
     failed = len(rows) - len(ok)
-    ax1.set_title("cost against worst latency (lower-left is better)", loc="left")
+    ax1.set_title("cost per GPU against worst latency, same GPU count (lower-left is better)", loc="left",
+                  fontsize=10)
     ax2.set_title("cost against GPUs (lower-right is better)", loc="left")
     if failed:
         fig.suptitle(f"{failed} of {len(rows)} scenario(s) had no design and are not plotted", fontsize=9,

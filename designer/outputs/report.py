@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from designer.formats import money
+from designer.formats import bandwidth, microseconds, money
 from designer.outputs import statistics as st
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -30,7 +30,7 @@ def _env() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(money=money, pct=st.percent, num=st.number, in_use=st.in_use,
                        mw=lambda x: "n/a" if x is None else f"{x:,.2f} MW" if abs(x) >= 1 or x == 0 else f"{x:.3g} MW",
-                       us=lambda x: "n/a" if x is None else f"{x:,.2f} us",
+                       us=microseconds, gbps=bandwidth,
                        md=lambda x: str(x if x is not None else "").replace("|", "\\|").replace("\n", " "))
     return env
 
@@ -58,11 +58,16 @@ def context(solution: dict, figures: bool = True) -> dict:
     opened = st.open_sites(solution)
     sites = []
     for s in opened:
+        racks = st.network_racks(s, solution)
         sites.append({"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
                       "fabric_fig": _figure(plots.fabric_figure, s) if figures else None,
                       "latency_fig": _figure(plots.latency_figure, s, limit) if figures else None,
-                      "floor_fig": _figure(plots.floor_figure, s) if figures and st.floor_plan(s) else None})
+                      "floor_fig": _figure(plots.floor_figure, s) if figures and st.floor_plan(s) else None,
+                      "racks": st.rack_kinds(racks) if racks else [], "rack_plan": racks,
+                      "rack_fig": _figure(plots.rack_figure, s, solution) if figures and racks and racks["racks"]
+                      else None})
     comm = st.communication(solution)
+    train = st.training(solution)
     has_design = bool(opened)
     locations = st.site_locations(solution)
     figs = {}
@@ -74,6 +79,8 @@ def context(solution: dict, figures: bool = True) -> dict:
             figs["map"] = _figure(plots.map_figure, solution)
         if comm:
             figs["communication"] = _figure(plots.communication_figure, comm)
+        if train:
+            figs["training"] = _figure(plots.training_figure, train)
     cost_cat = st.cost_by_category(solution)
     total = sum(cost_cat.values()) or 1.0
     return {
@@ -83,7 +90,9 @@ def context(solution: dict, figures: bool = True) -> dict:
                              for c, v in cost_cat.items()],
         "cost_by_site": [{"scope": k, "usd": v} for k, v in st.cost_by_site(solution).items()],
         "power": st.power_vs_cap(solution), "locations": locations, "routes": st.route_rows(solution),
-        "sites": sites, "comm": comm, "constraints": st.constraint_rows(solution),
+        "sites": sites, "comm": comm, "train": train, "constraints": st.constraint_rows(solution),
+        "resilience": st.resilience_view(solution),
+        "sensitivity": st.sensitivity_rows(solution), "alternatives": st.alternative_rows(solution),
         "modes": {"enumerated": 0, "kept": 0, **(solution.get("modes") or {})},
         "modes_filtered": st.modes_filtered(solution),
         "bom": st.bom_rows(solution), "spares": solution.get("spares") or [],

@@ -51,6 +51,11 @@ def number(x, digits: int = 2) -> str:
 
 # --- summary -------------------------------------------------------------------------------------
 
+#: a run's status in a planner's words (the solver's own termination is in the provenance)
+STATUS_WORDS = {"optimal": "proved optimal within the MIP gap", "feasible": "meets every limit; not proved optimal",
+                "infeasible": "no design meets every limit", "no_solution": "stopped before finding a design"}
+
+
 def open_sites(solution: dict) -> list[dict]:
     return [s for s in solution.get("sites", []) if s.get("open")]
 
@@ -81,6 +86,8 @@ def overview(solution: dict) -> dict:
         "power_mw": totals.get("power_mw"),
         "power_cap_mw": sum(s.get("power_cap_mw") or 0.0 for s in open_sites(solution)),
         "coherent_ports": totals.get("coherent_ports", 0),
+        "wavelengths": sum(int(lk.get("wavelengths") or 0) for lk in solution.get("links", [])),
+        "status_words": STATUS_WORDS.get(solution.get("status"), solution.get("status")),
         "mip_gap": solution.get("mip_gap"),
         "solve_seconds": solution.get("solve_seconds"),
         "worst_latency_us": worst_latency_us(solution),
@@ -222,19 +229,53 @@ def latency_budget(site: dict, limit_us: float | None = None) -> dict:
 
 
 def fabric_summary(site: dict) -> dict:
-    """The facts a fabric diagram shows: tiers with counts per plane, links per tier."""
+    """The facts a fabric diagram shows: tiers with counts per plane and per network (a plane, or one rail of a
+    rail-only fabric: its rails are not joined), links per tier."""
     planes = int(site.get("planes") or 1)
+    rail_only = site.get("topology") == "rail_only"
+    networks = planes * int(site.get("rails") or 1) if rail_only else planes
     tiers = []
     for t in fabric_tiers(site):
-        tiers.append({**t, "per_plane": t["count"] / planes if planes else t["count"]})
+        tiers.append({**t, "per_plane": t["count"] / planes if planes else t["count"],
+                      "per_network": t["count"] / networks})
     return {"site": site["name"], "topology": site.get("topology"), "protocol": site.get("protocol"),
             "fabric_tiers": site.get("fabric_tiers"), "planes": planes, "rails": site.get("rails"),
             "nodes": site.get("nodes"), "gpus": site.get("gpus"), "endpoints": site.get("endpoints"),
             "link_gbps": site.get("link_gbps"), "oversubscription": site.get("oversubscription"),
-            "scalable_units": site.get("scalable_units"), "tiers": tiers,
+            "scalable_units": site.get("scalable_units"), "tiers": tiers, "networks": networks, "rail_only": rail_only,
+            "caveat": RAIL_ONLY_CAVEAT if rail_only else None,
             "links": list(site.get("fabric_links") or []), "dci": dci_tiers(site),
             "dci_capacity_gbps": site.get("dci_capacity_gbps"), "dci_attachment": site.get("dci_attachment"),
             "floor": floor_text(site)}
+
+
+RAIL_ONLY_CAVEAT = ("Rail-only: each rail is its own network and no switch joins the rails; traffic between GPUs "
+                    "on different rails crosses the node's NVLink first, so the bisection is per rail")
+
+
+def resilience_view(solution: dict) -> dict | None:
+    """design.json ``resilience`` for the report: per open site its bisection (per network: a plane, or a rail of
+    a rail-only fabric) and what the most loaded spine or core switch leaves; per failure (a route, or an srlg
+    group's routes) the capacity lost and left and the GPUs cut off; whether the workbook requires N-1."""
+    res = solution.get("resilience")
+    if not res:
+        return None
+    by_name = {s["name"]: s for s in open_sites(solution)}
+    sites = []
+    for r in res.get("sites", []):
+        site = by_name.get(r["site"]) or {}
+        rail_only = site.get("topology") == "rail_only"
+        n, planes = r.get("networks") or 1, int(site.get("planes") or 1)
+        split = f"{n} rails" + (f" ({planes} planes x {n // planes})" if planes > 1 else "") if rail_only \
+            else f"{n} planes"
+        losses = [{"role": role, "device": r[role]["device"], "left_gbps": r[role]["bisection_left_gbps"],
+                   "share_left": r[role]["share_left"]} for role in ("spine", "core") if r.get(role)]
+        sites.append({"site": r["site"], "bisection_gbps": r.get("bisection_gbps"), "networks": r.get("networks"),
+                      "per_network_gbps": r.get("per_network_gbps"), "split": split,
+                      "rail_only": rail_only, "losses": losses})
+    project = (solution.get("inputs") or {}).get("project") or {}
+    return {"sites": sites, "routes": list(res.get("routes", [])), "required": bool(project.get("route_diversity")),
+            "rail_only": [s["site"] for s in sites if s["rail_only"]], "caveat": RAIL_ONLY_CAVEAT}
 
 
 def floor_plan(site: dict) -> dict | None:
@@ -269,6 +310,94 @@ def floor_text(site: dict) -> str:
     return text + (f" The planner's lengths: {given}." if given else "")
 
 
+RACK_RU = 42  # units of a network rack: the common 19-inch 42U rack (EIA-310 widths; heights of 42-52U exist) [E]
+NETWORK_ROW = ("leaf", "spine", "core", "dci")  # the order network racks are listed in
+
+
+def pack(devices: list[tuple[str, int, float]], rack_kw: float) -> list[dict]:
+    """Devices (model, RU, W) filling racks in order: a rack takes the next device while it stays within RACK_RU
+    units and rack_kw (a device too big for any rack stands alone). Racks as {devices: [[model, count, RU each]], ru,
+    kw}."""
+    racks: list[dict] = []
+    for model, ru, watts in devices:
+        rack = racks[-1] if racks else None
+        if rack is None or rack["ru"] + ru > RACK_RU or rack["kw"] + watts / 1e3 > rack_kw + 1e-9:
+            rack = {"devices": [], "ru": 0, "kw": 0.0}
+            racks.append(rack)
+        if rack["devices"] and rack["devices"][-1][0] == model:
+            rack["devices"][-1][1] += 1
+        else:
+            rack["devices"].append([model, 1, ru])
+        rack["ru"] += ru
+        rack["kw"] += watts / 1e3
+    return racks
+
+
+def network_racks(site: dict, solution: dict) -> dict | None:
+    """The site's network racks, where cabling.csv places its switches (models.layout): a rail design's leaves in
+    its scalable units' network racks (``<site>-su<n>-net``, each unit's share of the leaves); spines, cores and DCI
+    routers in the network row (``<site>-net-<tier>``), each tier filling racks of RACK_RU units and the site's
+    rack_kw in order (pack), with the switches' ``ru`` and ``power_w`` (optics not included). Other leaves
+    stand in racks of nodes: counted, not racked here. {racks: [{name, tier, devices, ru, kw}], rack_ru, rack_kw,
+    in_node_racks}."""
+    lay = site.get("layout")
+    if not lay or not site.get("open"):
+        return None
+    switches = {str(r["model"]): r for r in (solution.get("inputs") or {}).get("switches") or []}
+    rack_kw = float(lay["rack_kw"])
+
+    def units(tiers):
+        return [(t["model"], int(switches.get(t["model"], {}).get("ru") or 1),
+                 float(switches.get(t["model"], {}).get("power_w") or 0.0)) for t in tiers for _ in range(t["count"])]
+
+    prefix = str(site["name"]).strip().replace(" ", "-")
+    racks, in_node_racks = [], 0
+    rail = site.get("topology") in ("rail_optimized", "rail_only") and site.get("scalable_units")
+    for tier in NETWORK_ROW:
+        rows = [t for t in site.get("tiers", []) if t["tier"] == tier]
+        if not rows:
+            continue
+        if tier == "leaf" and not rail:
+            in_node_racks += sum(t["count"] for t in rows)
+            continue
+        if tier == "leaf":
+            devices, sus = units(rows), int(site["scalable_units"])
+            for su in range(sus):
+                share = devices[su * len(devices) // sus:(su + 1) * len(devices) // sus]
+                for k, rack in enumerate(pack(share, rack_kw)):
+                    racks.append({"name": f"{prefix}-su{su + 1}-net" + (f"-{k + 1}" if k else ""), "tier": tier,
+                                  **rack})
+            continue
+        for k, rack in enumerate(pack(units(rows), rack_kw)):
+            racks.append({"name": f"{prefix}-net-{tier}-{k + 1:02d}", "tier": tier, **rack})
+    return {"racks": racks, "rack_ru": RACK_RU, "rack_kw": rack_kw, "in_node_racks": in_node_racks}
+
+
+def rack_kinds(plan: dict) -> list[dict]:
+    """The distinct network racks of a site (same tier and devices), in order, each with how many there are."""
+    kinds: dict[tuple, dict] = {}
+    for rack in plan["racks"]:
+        key = (rack["tier"], tuple(map(tuple, rack["devices"])))
+        if key in kinds:
+            kinds[key]["count"] += 1
+        else:
+            kinds[key] = {**rack, "count": 1}
+    return list(kinds.values())
+
+
+def rack_rows(solution: dict) -> list[dict]:
+    """Every network rack of every open site (design.xlsx sheet network_racks)."""
+    out = []
+    for site in open_sites(solution):
+        plan = network_racks(site, solution)
+        for rack in plan["racks"] if plan else []:
+            out.append({"site": site["name"], "rack": rack["name"], "tier": rack["tier"],
+                        "devices": ", ".join(f"{n} x {model}" for model, n, _ in rack["devices"]),
+                        "ru_used": rack["ru"], "rack_ru": plan["rack_ru"], "kw": round(rack["kw"], 3),
+                        "rack_kw": plan["rack_kw"]})
+    return out
+
+
 # --- communication -------------------------------------------------------------------------------
 
 def communication(solution: dict) -> dict | None:
@@ -295,6 +424,25 @@ def communication(solution: dict) -> dict | None:
             "syncs_per_microbatch": 1.0 / accum}
 
 
+# --- training ------------------------------------------------------------------------------------
+
+STEP_PARTS = (("compute", "compute_s"), ("tensor parallel", "tp"), ("pipeline", "pp"), ("data parallel", "dp"),
+              ("expert all-to-all", "ep"), ("jitter tail", "jitter_s"))
+
+
+def training(solution: dict) -> dict | None:
+    """The training block with the step's parts in waterfall order (seconds and shares of the step)."""
+    t = solution.get("training")
+    if not t:
+        return None
+    step = t["step_time_s"]
+    parts = []
+    for label, key in STEP_PARTS:
+        value = t["comm_exposed_s"][key] if key in t["comm_exposed_s"] else t[key]
+        parts.append({"part": label, "s": value, "share": value / step if step else 0.0})
+    return {**t, "parts": parts, "network_s": step - t["compute_s"]}
+
+
 # --- constraints and modes ----------------------------------------------------------------------
 
 def constraint_rows(solution: dict) -> list[dict]:
@@ -306,6 +454,21 @@ def constraint_rows(solution: dict) -> list[dict]:
         rows.append({**c, "relative_slack": rel})
     return sorted(rows, key=lambda r: (not r.get("binding"), r["relative_slack"] if r["relative_slack"] is not None
                                        else math.inf))
+
+
+def sensitivity_rows(solution: dict) -> list[dict]:
+    """What relaxing each limit buys (design.json ``sensitivity``), binding limits first, largest saving first."""
+    rows = (solution.get("sensitivity") or {}).get("rows") or []
+    return sorted(rows, key=lambda r: (not r["binding"], -(r["saving_usd"] or 0.0) if r["limit"] != "budget_usd"
+                                       else -math.inf))
+
+
+def alternative_rows(solution: dict) -> list[dict]:
+    """The alternatives (design.json ``alternatives``) with their designs in words: feasible ones by cost."""
+    rows = (solution.get("alternatives") or {}).get("rows") or []
+    out = [{**r, "design": ", ".join(r["protocols"] + r["topologies"]) + (
+        f" at {len(r['sites'])} site(s)" if r["sites"] else "")} for r in rows]
+    return sorted(out, key=lambda r: (r["objective_usd"] is None, r["cost_delta_usd"] or 0.0))
 
 
 def modes_filtered(solution: dict) -> list[dict]:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from designer.audit import resilience
-
-
-def money(x: float) -> str:
-    return f"${x / 1e6:,.1f}M" if abs(x) >= 1e6 else f"${x:,.0f}"
+from designer.formats import money
 
 
 def summary_lines(solution: dict) -> list[str]:
@@ -17,7 +14,7 @@ def summary_lines(solution: dict) -> list[str]:
         f"design {solution.get('name')}: {solution['status']} (gap {gap_text}, {solution['solve_seconds']:.1f} s)",
         f"  {totals['gpus']:,} GPUs on {totals['nodes']:,} nodes at {totals['sites_open']} site(s); "
         f"capex {money(totals['capex_usd'])}, power {totals['power_mw']:.2f} MW, "
-        f"coherent ports {totals['coherent_ports']}",
+        f"{totals['coherent_ports']:,} DCI optic modules",
     ]
     if totals.get("spares_usd"):
         lines.append(f"  spares {money(totals['spares_usd'])} (sized after the optimization); capex with spares "
@@ -33,11 +30,28 @@ def summary_lines(solution: dict) -> list[str]:
         lines.append(
             f"  {site['name']}: {site['gpus']:,} GPUs, {site['topology']} ({site['fabric_tiers']}-tier, "
             f"{site['planes']} plane(s)), {site['protocol']}, {site['link_gbps']}G NICs, "
-            f"oversubscription {site['oversubscription']:g}:1, latency {site['fabric_latency_us']:.2f} us, "
+            f"oversubscription {site['oversubscription']:g}:1, latency {site['fabric_latency_us']:.2f} µs, "
             f"{site['power_mw']:.2f}/{site['power_cap_mw']:g} MW, {money(site['capex_usd'])}")
         lines.append(f"    switches: {counts}")
     for link in solution["links"]:
-        lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} x {link['coherent_model']} "
-                     f"({link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
+        what = ("wavelength" if (link.get("optic_kind") or "coherent") == "coherent" else "link") + (
+            "s" if link["wavelengths"] != 1 else "")
+        lines.append(f"  {link['site_a']} <-> {link['site_b']}: {link['wavelengths']} {what} of "
+                     f"{link['coherent_model']} ({link['coherent_ports']} modules, "
+                     f"{link['capacity_gbps'] / 1e3:,.1f} Tb/s) on {link['fiber_pairs']} fiber pair(s), "
                      f"{link['amplifiers']} amplifiers, RTT {link['rtt_ms']:.3f} ms")
-    return lines + resilience.summary_lines(solution.get("resilience"))
+    return lines + training_lines(solution.get("training")) + resilience.summary_lines(solution.get("resilience"))
+
+
+def training_lines(t: dict | None) -> list[str]:
+    """The run on this design, and each cloud offer's beside it."""
+    if not t:
+        return []
+    lines = [f"  training: step {t['step_time_s']:.3g} s, {t['tokens_per_s']:,.0f} tokens/s, MFU {t['mfu']:.1%}, "
+             f"{t['time_to_train_days']:,.1f} days, run {money(t['cost_per_run_usd'])} (network idle "
+             f"{t['idle_share']:.1%} = {money(t['idle_usd'])})"]
+    for c in t["cloud"]:
+        lines.append(f"    rent {c['offer']}: " + (
+            f"{c['time_to_train_days']:,.1f} days, {money(c['cost_per_run_usd'])}" if c["fits"]
+            else "fewer GPUs than the job needs"))
+    return lines

@@ -19,7 +19,21 @@ from designer.formats import money
 from models.modes import site_floor
 
 LATENCY_REASON = "latency above max_fabric_latency_us"  # models.modes.enumerate_modes
-TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6}
+TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6, "dci": 1e-6, "fiber": 1e-3}
+# the limits the elastic model lifts into penalties: first those that keep the model's size, then the fabric's
+FIRST = ("max_site_rtt_ms", "dci_ratio", "fiber_pairs")
+SECOND = ("max_fabric_latency_us", "max_oversubscription", "protocols_allowed", "topologies_allowed")
+
+
+def _restricts(inputs) -> bool:
+    """Whether the workbook sets a fabric limit the second elastic model lifts."""
+    from models.elastic import LIFTED_OVERSUBSCRIPTION, TOPOLOGY_VARIANTS
+
+    p = inputs.project
+    return (p.get("max_fabric_latency_us") is not None
+            or float(p["max_oversubscription"]) < LIFTED_OVERSUBSCRIPTION
+            or bool(set(inputs.protocols.index) - set(p["protocols_allowed"]))
+            or bool({t for t, _, _ in TOPOLOGY_VARIANTS} - set(p["topologies_allowed"])))
 
 
 def _up(x: float, step: float) -> float:
@@ -44,7 +58,8 @@ def _mode_words(mode) -> str:
 
 
 def change(knob, scope, current, needed, unit, message) -> dict:
-    delta = None if current is None or needed is None else needed - current
+    numbers = isinstance(current, (int, float)) and isinstance(needed, (int, float))
+    delta = needed - current if numbers else None
     return {"knob": knob, "scope": scope, "current": current, "needed": needed, "change": delta, "unit": unit,
             "message": message}
 
@@ -55,24 +70,27 @@ def diagnose(inputs, reason: str = "", data=None, options=None) -> dict:
     say = (getattr(options, "progress", None) if options is not None else None) or (lambda _m: None)
     out = {"reason": reason, "method": None, "changes": [], "notes": []}
     pre = _before_model(inputs, data)
+    if pre is None:
+        pre = _percentage(inputs, options)
     if pre is not None:
         out.update(pre)
     else:
         # The RTT limit only removes routes, so lifting it costs little; lifting the latency limit brings
         # back every fabric mode it filtered (a larger model): only when the first model is not enough.
-        say("diagnosing: elastic model (budget, power, space, demand, RTT)")
-        found = _elastic(inputs, lift=("max_site_rtt_ms",), options=options)
-        if (found is None or found["slacks"]["demand_gpus"] > 0.5) and \
-                inputs.project.get("max_fabric_latency_us") is not None:
-            say("diagnosing: elastic model with the latency limit lifted as well")
-            second = _elastic(inputs, lift=("max_fabric_latency_us", "max_site_rtt_ms"), options=options)
+        say("diagnosing: elastic model (budget, power, space, demand, RTT, dci_ratio, fiber pairs)")
+        found = _elastic(inputs, lift=FIRST, options=options)
+        if (found is None or found["slacks"]["demand_gpus"] > 0.5) and _restricts(inputs):
+            say("diagnosing: elastic model with the fabric limits lifted as well (latency, oversubscription, "
+                "protocols, topologies)")
+            second = _elastic(inputs, lift=FIRST + SECOND, options=options)
             if second is not None:
                 found = second
         if found is None:
             out["method"] = "elastic"
-            out["notes"].append("no change to the budget, site power, site space, GPU demand, fabric latency or "
-                                "RTT limits alone makes a design possible: the cause is elsewhere (sites to open, "
-                                "routes, fiber, reach, the workload limit)")
+            out["notes"].append("no change to the budget, site power, site space, GPU demand, fabric latency, RTT, "
+                                "dci_ratio, fiber pairs, oversubscription, protocol or topology limits alone makes a "
+                                "design possible: the cause is elsewhere (sites to open, routes, reach, the workload "
+                                "limit)")
         else:
             out["method"] = "elastic"
             out["changes"] = _changes(inputs, found)
@@ -115,9 +133,42 @@ def _before_model(inputs, data) -> dict | None:
         every = copy(data)
         every.modes = list(modeset.modes)
         return _workload_change(data.workload, min(intra_bounds(every).values()))
+    from models.elastic import loosen
+
+    if _restricts(inputs) and enumerate_modes(loosen(inputs, SECOND)).modes:
+        return None  # the elastic model lifts the fabric limits (protocols, topologies, oversubscription)
     top = ", ".join(f"{r} ({n})" for r, n in modeset.filtered.most_common(3))
     return {"method": "mode_filter", "changes": [],
             "notes": [f"every fabric mode was filtered out before solving: {top}"]}
+
+
+def _percentage(inputs, options) -> dict | None:
+    """A dci_ratio above the plausible (the loader's warning: a percentage typed as a number) that, read as a
+    percentage, gives the workbook a design: that is the change, found by a probe stopping at its first design."""
+    from designer.inputs.checks import PLAUSIBLE_DCI_RATIO
+    from designer.solve.highs import SolveOptions, run_highs
+    from designer.solve.prepare import prepare_data
+    from models.network import COST_SCALE, build_model, set_objective
+
+    ratio = float(inputs.project["dci_ratio"])
+    if ratio <= PLAUSIBLE_DCI_RATIO:
+        return None
+    data = prepare_data(_with(inputs, dci_ratio=ratio / 100))
+    if not data.modes:
+        return None
+    model = build_model(data)
+    set_objective(model, "cost")
+    budget = inputs.project.get("budget_usd")
+    outcome = run_highs(model, SolveOptions(mip_gap=1.0, threads=getattr(options, "threads", None),
+                                            time_limit=getattr(options, "time_limit", None) or 120.0), COST_SCALE,
+                        cutoff=None if budget is None else float(budget), stop_below_cutoff=budget is not None)
+    if outcome.status not in ("optimal", "feasible"):
+        return None
+    return {"method": "percentage", "changes": [change(
+        "dci_ratio", "project", ratio, ratio / 100, "",
+        f"dci_ratio {ratio:g} asks each open site for {ratio:g} x its NIC bandwidth between sites: a percentage "
+        f"typed as a number? set dci_ratio to {ratio / 100:g} ({ratio:g}%), and the workbook has a design")],
+        "notes": []}
 
 
 def _workload_change(params, fastest_s: float) -> dict:
@@ -223,6 +274,7 @@ def _changes(inputs, found: dict) -> list[dict]:
         out.append(change("max_site_rtt_ms", "project", cap, needed, "ms",
                           f"sites {pair[0]} and {pair[1]} are {value:.3f} ms apart (RTT over the routes used), above "
                           f"max_site_rtt_ms {cap:g}: raise it to {needed:.2f}"))
+    out += _network_changes(inputs, found)
     if s["demand_gpus"] > 0.5:
         short = math.ceil(s["demand_gpus"] - 1e-6)
         held = limits.gpus_required - short
@@ -231,11 +283,77 @@ def _changes(inputs, found: dict) -> list[dict]:
                           f"even so the candidate sites hold at most {held:,} GPUs (topology size, sites and routes): "
                           f"lower gpus_required by {limits.gpus_required - held:,} (to {held:,}) or add candidate "
                           "sites"))
+    out.sort(key=_relative)
     if out:
         opened = ", ".join(f"{k} ({int(round(found['slacks']['nodes'][k])) * gpn:,} GPUs)" for k in s["opened"])
         found["notes"].append(f"with these changes the cheapest design costs {money(s['cost_usd'])} and opens "
                               f"{opened}")
     return out
+
+
+def _relative(c: dict) -> float:
+    """How large a change is against its limit, weighted as the elastic model weighs it (models.elastic.WEIGHTS:
+    dci_ratio 10 times); a protocol or topology to allow counts as 1, the GPU demand comes last."""
+    from models.elastic import WEIGHTS
+
+    if c["knob"] == "gpus_required":
+        return math.inf
+    weight = WEIGHTS["dci"] if c["knob"] == "dci_ratio" else 1.0
+    if isinstance(c["current"], (int, float)) and isinstance(c["needed"], (int, float)):
+        return weight * abs(c["needed"] - c["current"]) / max(abs(c["current"]), 1e-9)
+    return 1.0
+
+
+def _network_changes(inputs, found: dict) -> list[dict]:
+    """Changes to dci_ratio, route fiber pairs, max_oversubscription, protocols_allowed and topologies_allowed
+    read from the elastic design."""
+    s = found["slacks"]
+    limits = found["limits"]
+    data = found["data"]
+    model = found["model"]
+    out = []
+    if any(v > TOL["dci"] for v in s["dci_tbps"].values()) and len(s["opened"]) > 1:
+        bw = float(data.node["nics_per_node"]) * float(data.node["nic_gbps"]) / 1e3  # Tb/s per node
+        held = min(s["capacity_tbps"][k] / (bw * s["nodes"][k]) for k in s["opened"] if s["nodes"][k] > 0.5)
+        needed = _down_sig(held, 3)
+        hint = (f" ({limits.dci_ratio:g} looks like a percentage: {limits.dci_ratio / 100:g})"
+                if limits.dci_ratio > 1 else "")
+        out.append(change("dci_ratio", "project", limits.dci_ratio, needed, "",
+                          f"each open site's inter-site capacity must be dci_ratio {limits.dci_ratio:g} x its NIC "
+                          f"bandwidth, more than its routes and routers carry: lower dci_ratio to {needed:g}{hint}"))
+    for r, slack in s["fiber_pairs"].items():
+        if slack > TOL["fiber"]:
+            have = limits.fiber_pairs[r]
+            needed = math.ceil(s["pairs_used"][r] - 1e-6)
+            route = model.route[r]
+            capped = ", ".join(k for k in (route.a, route.b) if k in s["opened"])
+            out.append(change("fiber_pairs", f"routes.{r}", have, needed, "pairs",
+                              f"route {r}'s {have:,} fiber pairs cap the inter-site capacity of {capped} (dci_ratio "
+                              f"{limits.dci_ratio:g} of its NIC bandwidth): it needs {needed:,} pairs "
+                              f"(fiber_pairs {have:,} -> {needed:,})"))
+    chosen = {k: data.modes[i] for k, i in s["modes"].items()}
+    over = {k: m.oversubscription for k, m in chosen.items() if m.oversubscription > limits.max_oversubscription + 1e-9}
+    if "max_oversubscription" in limits.lifted and over:
+        worst = max(over, key=over.get)
+        out.append(change("max_oversubscription", "project", limits.max_oversubscription, over[worst], "",
+                          f"the design needs oversubscription {over[worst]:g} at {worst}: raise max_oversubscription "
+                          f"to {over[worst]:g}"))
+    for knob, attr in (("protocols_allowed", "protocol"), ("topologies_allowed", "topology")):
+        allowed = list(getattr(limits, knob))
+        missing = sorted({getattr(m, attr) for m in chosen.values()} - set(allowed)) if knob in limits.lifted else []
+        if missing:
+            where = ", ".join(k for k, m in chosen.items() if getattr(m, attr) in missing)
+            out.append(change(knob, "project", ",".join(allowed), ",".join(allowed + missing), "",
+                              f"add {', '.join(missing)} to {knob} (the design uses it at {where})"))
+    return out
+
+
+def _down_sig(x: float, digits: int) -> float:
+    """x rounded down to ``digits`` significant digits (a lower limit that is shown must be enough)."""
+    if x <= 0:
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return round(math.floor(x / step + 1e-9) * step, 12)
 
 
 def _rtt_needed(found: dict):
@@ -298,7 +416,7 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
         "totals": {"gpus": 0, "nodes": 0, "capex_usd": 0.0, "power_mw": 0.0, "coherent_ports": 0, "energy_usd": 0.0,
                    "sites_open": 0, "spares_usd": 0.0, "capex_with_spares_usd": 0.0},
         "sites": [], "links": [], "bom": [], "spares": [], "constraints": [], "workload": None,
-        "modes": exc.details.get("modes"), "notes": [],
+        "training": None, "modes": exc.details.get("modes"), "notes": [],
         "solver": {"name": "highs", "pyomo_version": pyomo_version(),
                    "version": f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}",
                    "designer_version": designer.__version__, "threads": getattr(options, "threads", None),

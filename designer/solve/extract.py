@@ -16,14 +16,16 @@ from designer.formats import money
 from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
 from designer.solve.spares import spare_lines
-from models.modes import hall_nodes, pool_gbps, site_floor, site_layout_of, site_rack_kw
+from designer.solve.training import training_block
+from models.modes import hall_nodes, pool_gbps, power_cap_mw, site_floor, site_layout_of, site_rack_kw
 from models.intersite import bdp_mb, is_gray, links_on_pairs, required_osnr, route_watts
 from models.network import (
     HOURS_PER_YEAR,
     cable_items,
     core_count,
     leaf_count,
-    optical_links,
+    plant_counts,
+    router_groups,
     spine_count,
     support_links,
     tier_links,
@@ -150,7 +152,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         picked = [i for i in model.modes_at[s] if ival(model.y[s, i]) == 1]
         entry = {"name": s, "open": bool(picked), "nodes": 0, "gpus": 0, "topology": None, "protocol": None,
                  "link_gbps": None, "oversubscription": None, "tiers": [], "power_mw": 0.0, "capex_usd": 0.0,
-                 "fabric_latency_us": None, "power_cap_mw": float(row["power_mw"]), "max_nodes": int(row["max_nodes"]),
+                 "fabric_latency_us": None, "power_cap_mw": power_cap_mw(inputs, s), "max_nodes": int(row["max_nodes"]),
                  "pue": float(row["pue"])}
         if picked:
             entry.update(site_fabric(model, data, s, picked[0], bom))
@@ -168,8 +170,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
             if routers:
                 gbps = max(int(co.loc[c, "gbps"]) for c in coherent_at[s]) if coherent_at[s] else None
                 for rt in routers:
-                    entry["tiers"].append({"tier": "dci", "model": rt["model"], "count": rt["count"],
-                                           "port_gbps": gbps, "buffer_mb": float(sw.loc[rt["model"], "buffer_mb"])})
+                    entry["tiers"].append(router_tier(model, s, rt["model"], rt["count"], gbps))
             attachment = dci_attachment(model, data, s, picked[0], bom)
             if attachment:  # the routers' ports on the leaves are in use too
                 entry["dci_attachment"] = attachment
@@ -231,6 +232,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     }
     solution["constraints"] = constraint_table(solution, inputs)
     solution["notes"] = list(data.inter.notes) + spares_over_budget(solution, project.get("budget_usd"))
+    solution["training"] = training_block(inputs, solution)
     solution["inputs"] = inputs_echo(inputs)
     return solution
 
@@ -299,6 +301,18 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     }
 
 
+def router_tier(model, s: str, k: str, count: int, gbps: int | None) -> dict:
+    """The dci tier of router model k at site s, with the cages its ports take of each kind
+    (models.network.define_dci_routers): ``cages_by_use`` [{side: line | fabric, gbps, cages}]."""
+    sw = model.data.inputs.switches
+    use = [{"side": side, "gbps": g, "cages": ival(model.dci_cages[s, k, side, g])}
+           for side, g in router_groups(model, s) if (s, k, side, g) in model.SKG]
+    use = [u for u in use if u["cages"]]
+    return {"tier": "dci", "model": k, "count": count, "port_gbps": gbps, "buffer_mb": float(sw.loc[k, "buffer_mb"]),
+            "used_cages": sum(u["cages"] for u in use), "total_cages": count * cages(sw.loc[k, "port_modes"], sw.loc[k].get("cages")),
+            "cages_by_use": use}
+
+
 def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
     """How site s's DCI routers join its fabric (models.network.define_dci_attachment): attachments of one
     node's NIC ports each on leaf down ports, their cables or modules as BOM lines of category dci_attachment."""
@@ -320,17 +334,16 @@ def dci_attachment(model, data, s: str, i: int, bom: Bom) -> dict | None:
 
 
 def fiber_plant(model, data, s: str, bom: Bom) -> dict | None:
-    """Jumpers, trunks and patch panels of site s's optical links (models.network.define_fiber_plant), as BOM
-    lines of category fiber_plant."""
-    plant = data.plant
-    if not plant:
+    """Jumpers, trunks, patch panels and ODFs of site s's optical links and inter-site fiber pairs
+    (models.network.define_fiber_plant), as BOM lines of category fiber_plant."""
+    if not data.plant:
         return None
-    long, short = ival(optical_links(model, s, False)), ival(optical_links(model, s, True))
-    panels = ival(model.panels[s]) if "panel" in plant else 0
-    counts = {"jumper": short + 2 * long, "trunk": long, "panel": panels}
-    for role, row in plant.items():
+    counts = {role: ival(count) for role, count in plant_counts(model, s).items()}
+    for role, row in data.plant.items():
         bom.add(s, "fiber_plant", str(row.name), counts[role], row["price_usd"], 0.0)
-    return {"links_in_rack": short, "links_patched": long, **{f"{role}s": counts[role] for role in plant}}
+    return {"links_in_rack": ival(model.plant_short[s]), "links_patched": ival(model.plant_long[s]),
+            "pair_ends": ival(model.plant_ends[s]), "coherent_modules": ival(model.plant_modules[s]),
+            **{f"{role}s": counts[role] for role in data.plant}}
 
 
 def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
@@ -346,7 +359,7 @@ def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
         bom.add(s, row["category"], row["link_item"], items, row["link_price_usd"], row["link_power_w"])
         out.append({"name": n, "category": row["category"], "switch_model": row["switch_model"], "switches": switches,
                     "links": nodes * ports, "port_gbps": int(row["port_gbps"]), "link_item": row["link_item"],
-                    "link_items": items})
+                    "link_items": items, "link_length_m": data.support_lengths(s)[n]})
     return out
 
 
@@ -402,7 +415,7 @@ def workload_estimate(data, open_sites, links) -> dict | None:
         eff = float(inputs.protocols.loc[e["protocol"], "efficiency"])
         gbps = wl.per_gpu_gbps(node, eff, e["oversubscription"])
         n_s = min(e["gpus"], params["n_gpus"])
-        bw_intra, lat_intra = wl.ring_s(params["bytes"], n_s, gbps, e["fabric_latency_us"])
+        bw_intra, lat_intra = wl.intra_s(params["bytes"], n_s, node, gbps, e["fabric_latency_us"])
         bw_inter = lat_inter = 0.0
         if k > 1:
             bw_inter = wl.inter_coefficient(params, k) / e["dci_capacity_gbps"]

@@ -8,7 +8,9 @@ import time
 from dataclasses import dataclass, field
 
 from models.intersite import end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs, prepare
+from models.modes import power_cap_mw
 from models.network import support_links
+
 
 @dataclass
 class Greedy:
@@ -224,7 +226,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     held_with = [with_attachments(fits) for _c, _w, fits in sized]  # per mode, the same every round
     for _round in range(max_rounds):
         # most nodes each site holds in each mode within power and space
-        budget = np.array([max(0.0, float(sites.loc[s, "power_mw"]) * 1e6 / float(sites.loc[s, "pue"]) - reserve[s])
+        budget = np.array([max(0.0, power_cap_mw(inputs, s) * 1e6 / float(sites.loc[s, "pue"]) - reserve[s])
                            for s in order])
         most = np.zeros((len(modes), len(order)), dtype=np.int64)
         for i, (_cost, w, fits) in enumerate(sized):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from designer.inputs.schema import TRAINING_OBJECTIVES
+from designer.solve.training import mode_step_s
 from models import workload as wl
 from models.dominance import prune
 from models.intersite import prepare
@@ -11,19 +13,24 @@ from models.modes import enumerate_modes
 from models.network import ModelData, multiplier, site_list, workload_rows
 
 
-def prepare_data(inputs, latency_cap: float | None = None) -> ModelData:
+def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | None = None) -> ModelData:
     """Enumerate and filter fabric modes, prepare inter-site data and the workload limit.
 
-    ``latency_cap`` (second min_latency stage) keeps only modes at or below the worst latency found."""
+    ``latency_cap`` (second min_latency stage) keeps only modes at or below the worst latency found; ``step_cap``
+    (the training objectives' levels) only modes whose training step on the job's GPUs is at or below it."""
     modeset = enumerate_modes(inputs)
     if latency_cap is not None:
         slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
         modeset.filtered["slower than the least worst-case latency (min_latency objective)"] += len(slower)
         modeset.modes = [m for m in modeset.modes if m.latency_us <= latency_cap + 1e-9]
+    if step_cap is not None:
+        kept = [m for m in modeset.modes if mode_step_s(inputs, m) <= step_cap * (1 + 1e-9)]
+        modeset.filtered["training step above the level probed (training objective)"] += len(modeset.modes) - len(kept)
+        modeset.modes = kept
     sites = site_list(inputs)
     data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
     data.modeset = modeset
-    if inputs.workload:
+    if inputs.workload and inputs.workload.get("max_comm_fraction") is not None:
         data.workload = wl.parameters(inputs.workload, inputs.project["gpus_required"])
         data.intra_s = intra_bounds(data)
         reason = "intra-site all-reduce estimate above the workload's time limit at every site"
@@ -61,11 +68,13 @@ INF = math.inf
 
 def pruning_criteria(data: ModelData, latency_cap: float | None):
     """Figures besides cost and power that the model reads from a mode (lower is better): the worst-case
-    latency when it is the objective (first min_latency stage), and the intra-site all-reduce bound at
-    each site when a workload is given."""
+    latency when it is the objective (first min_latency stage), the training step under a training objective,
+    and the intra-site all-reduce bound at each site when a workload is given."""
     columns = []
     if data.inputs.project.get("objective") == "min_latency" and latency_cap is None:
         columns.append([mode.latency_us for mode in data.modes])
+    if data.inputs.project.get("objective") in TRAINING_OBJECTIVES:  # a faster step may be worth its cost
+        columns.append([mode_step_s(data.inputs, mode) for mode in data.modes])
     if data.workload is not None:
         bounds = intra_bounds(data)
         allowed = {s: [i for i in range(len(data.modes)) if (s, i) in bounds and bounds[s, i] <= data.workload["t_max_s"]]
@@ -80,7 +89,7 @@ def pruning_criteria(data: ModelData, latency_cap: float | None):
 
 
 def intra_bounds(data: ModelData) -> dict:
-    """Upper bound on each (site, mode)'s intra-site ring time (where the mode applies): the ring over the most GPUs the site could
+    """Upper bound on each (site, mode)'s intra-site all-reduce time (where the mode applies): over the most GPUs the site could
     hold for the job by space and power (all of the job's GPUs for a single-site design: then exact)."""
     params = data.workload
     node = data.node
@@ -92,8 +101,8 @@ def intra_bounds(data: ModelData) -> dict:
             if s not in mode.sites:
                 continue
             eff = float(data.inputs.protocols.loc[mode.protocol, "efficiency"])
-            bw, lat = wl.ring_s(params["bytes"], n, wl.per_gpu_gbps(node, eff, mode.oversubscription),
-                                mode.latency_us)
+            bw, lat = wl.intra_s(params["bytes"], n, node, wl.per_gpu_gbps(node, eff, mode.oversubscription),
+                                 mode.latency_us)
             bounds[s, i] = bw + lat
     return bounds
 

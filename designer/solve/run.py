@@ -1,8 +1,9 @@
 """Solve orchestration: validated inputs -> model data -> MILP -> HiGHS -> Solution (design.json dict).
 
 min_cost is one HiGHS run with the budget as cutoff; min_latency searches the latency levels with small
-feasibility probes, then solves for cost at the least feasible level. Infeasibility raises with the
-planner's reason and the elastic diagnosis."""
+feasibility probes, then solves for cost at the least feasible level; the training objectives search GPU counts
+and step levels (designer.solve.throughput) with the same solves. Infeasibility raises with the planner's reason
+and the elastic diagnosis."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import time
 from dataclasses import dataclass, field, replace
 
 from designer.errors import Infeasible, NoSolution, SolverFailure
+from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.start import better_of, greedy_start, snapshot
+from designer.solve.throughput import solve_training
+from models.modes import power_cap_mw
 from models.network import (
     COST_SCALE,
     ModelData,
@@ -48,6 +52,8 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     Raises Infeasible with a planner-level reason, NoSolution when limits stop HiGHS first."""
     say = options.progress or (lambda _msg: None)
     clock = Clock(options.time_limit)
+    if inputs.project.get("objective") in TRAINING_OBJECTIVES:
+        return solve_levels(inputs, options, clock, say)
     t0 = time.perf_counter()
     data = prepare_data(inputs)
     timings = {"modes_s": time.perf_counter() - t0}
@@ -100,20 +106,67 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if not proven and outcome.status == "optimal":
         outcome.status = "feasible"  # a faster latency level was not ruled out: the optimum is not proven
     say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'} ({outcome.seconds:.1f} s)")
+    binds = None
+    if inputs.project.get("objective") == "min_latency" and budget(inputs) is not None:
+        faster = [lv for lv in levels if lv < design_latency(model, data) - 1e-9]
+        if faster and clock.left(options):
+            binds = budget_sets_latency(inputs, faster[-1], clock.left(options) or options, outcomes)
     timings["solve_s"] = sum(o.seconds for o in outcomes)
     timings["highs_s"] = sum(o.highs_seconds for o in outcomes)
     t2 = time.perf_counter()
     solution = extract(model, data, outcome, options, seconds=timings["solve_s"])
     timings["extract_s"] = time.perf_counter() - t2
+    for row in solution["constraints"]:
+        if row["name"] == "budget_usd" and binds is not None:
+            row["binding"], row["binding_by"] = binds, "re-solve"
     solution["timings"] = timings
     return solution
 
 
+def solve_levels(inputs, options: SolveOptions, clock: Clock, say) -> dict:
+    """min_cost_per_run / max_tokens_per_s: designer.solve.throughput over solves at a GPU count and step level;
+    the design is called optimal only when every solve of the search was."""
+    outcomes: list = []
+    finals: list[str] = []  # the status of each cost solve of the search
+    t0 = time.perf_counter()
+
+    def solve_at(sized, step_cap: float, probe: bool) -> dict | None:
+        data = prepare_data(sized, step_cap=step_cap)
+        if not data.modes:
+            raise Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()})
+        model = build_model(data)
+        if probe:
+            set_objective(model, "cost")
+            timed = clock.left(SolveOptions(mip_gap=1.0, threads=options.threads))
+            if timed is None:
+                raise NoSolution("the time limit ran out during the training objective's search")
+            outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(sized), stop_below_cutoff=True)
+            outcomes.append(outcome)
+            if outcome.status == "infeasible":
+                raise Infeasible(f"no design at step level {step_cap:.4g} s", {})
+            if outcome.status in ("no_solution", "failed"):
+                handle_failure(sized, data, outcome)
+            return None
+        outcome = cost_solve(model, sized, data, options, clock, say, outcomes, diagnose=False)
+        finals.append(outcome.status)
+        return extract(model, data, outcome, options, seconds=outcome.seconds)
+
+    try:
+        solution = solve_training(inputs, solve_at, say)
+    except Infeasible:  # no count has a design: the planner's reason and diagnosis at gpus_required
+        return solve(replace(inputs, project={**inputs.project, "objective": "min_cost"}), options)
+    if any(status != "optimal" for status in finals) and solution["status"] == "optimal":
+        solution["status"] = "feasible"  # a solve of the search stopped without proof
+    solution["timings"] = {"solve_s": sum(o.seconds for o in outcomes),
+                           "highs_s": sum(o.highs_seconds for o in outcomes), "search_s": time.perf_counter() - t0}
+    return solution
+
+
 def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,
-               outcomes: list) -> Outcome:
+               outcomes: list, diagnose: bool = True) -> Outcome:
     """The cheapest design of ``model`` within the budget, HiGHS starting from the greedy design
     (designer.solve.start) and keeping it when it finds nothing better in time; failures raise with the
-    planner's reason."""
+    planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
     set_objective(model, "cost")
     start = greedy_start(model, data, clock.left(options) or options, budget(inputs))
     values = None
@@ -126,6 +179,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
                         start=start is not None)
     outcomes.append(outcome)
     outcome = better_of(outcome, start, values)
+    if outcome.status == "infeasible" and not diagnose:
+        raise Infeasible("no design within the limits at this level", {"termination": outcome.termination})
     if outcome.status in ("infeasible", "no_solution", "failed"):
         handle_failure(inputs, data, outcome, options)
     return outcome
@@ -177,6 +232,19 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
     return levels[hi], proven
 
 
+def budget_sets_latency(inputs, level: float, options: SolveOptions, outcomes: list) -> bool | None:
+    """min_latency: whether a design at ``level`` (the next latency level below the answer's) exists without the
+    budget: then the budget, whatever its slack, is what sets the latency. None when the probe found no verdict."""
+    capped = prepare_data(replace(inputs, project={**inputs.project, "budget_usd": None}), latency_cap=level)
+    if not capped.modes:
+        return False
+    model = build_model(capped)
+    set_objective(model, "cost")
+    outcome = run_highs(model, replace(options, mip_gap=1.0), COST_SCALE)
+    outcomes.append(outcome)
+    return None if outcome.status in ("no_solution", "failed") else outcome.status != "infeasible"
+
+
 def budget(inputs) -> float | None:
     """The budget as a cutoff on the cost objective (capex + energy), or None."""
     value = inputs.project.get("budget_usd")
@@ -210,7 +278,7 @@ def infeasible_reason(inputs, data: ModelData) -> str:
     offered = 0
     for s in data.sites:
         row = inputs.sites.loc[s]
-        by_power = int(float(row["power_mw"]) * 1e6 / float(row["pue"]) // node_w)
+        by_power = int(power_cap_mw(inputs, s) * 1e6 / float(row["pue"]) // node_w)
         offered += min(int(row["max_nodes"]), by_power, max(mode.node_cap for mode in data.modes)) * gpn
     required = int(project["gpus_required"])
     if offered < required:
@@ -225,5 +293,12 @@ def infeasible_reason(inputs, data: ModelData) -> str:
     if len(data.sites) > 1 and data.inter.excluded_pairs and project.get("max_site_rtt_ms") is not None:
         return ("no set of sites meets the GPU demand, power and space while every pair of open sites stays within "
                 f"max_site_rtt_ms {project['max_site_rtt_ms']:g} over used routes")
-    return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach); "
-            "see the constraint notes: " + "; ".join(data.inter.notes[:3]))
+    apart = [(a, b, why) for a, b, why in data.inter.excluded_pairs if why.startswith("route_diversity")]
+    if len(data.sites) > 1 and apart:
+        a, b, why = apart[0]
+        return ("no set of sites meets the GPU demand, power and space while every open site keeps a path to the "
+                f"others after any one route or srlg group fails (route_diversity; e.g. sites {a} and {b}: "
+                f"{why.split(': ', 1)[1]})")
+    notes = "; ".join(data.inter.notes[:3])
+    return ("no design meets every constraint together (power, space, inter-site capacity, fiber, reach)"
+            + (f"; see the constraint notes: {notes}" if notes else ""))

@@ -28,9 +28,9 @@ from designer.errors import InputError, Problem
 
 LIST_SEPARATOR = ";"  # values of list-valued keys (protocols_allowed) are split on ";" instead of ","
 BLANK = {"", "none", "blank", "null"}
-ROW_COLUMNS = ["scenario", "status", "reason", "cost_usd", "capex_usd", "gpus", "worst_latency_us", "power_mw",
-               "sites_open", "sites_opened", "mip_gap", "solve_seconds", "wall_seconds", "pareto_latency",
-               "pareto_gpus", "diagnosis", "folder"]
+ROW_COLUMNS = ["scenario", "status", "reason", "cost_usd", "capex_usd", "gpus", "cost_per_gpu_usd", "worst_latency_us",
+               "power_mw", "sites_open", "sites_opened", "most_gpus_cut_off", "mip_gap", "solve_seconds",
+               "wall_seconds", "pareto_latency", "pareto_gpus", "diagnosis", "folder"]
 
 
 # --- parsing and validating the variations --------------------------------------------------------
@@ -162,6 +162,7 @@ def run_scenario(task: dict) -> dict:
 
     Runs in a worker (a local process or a dask worker): it touches no shared folder, and every failure
     becomes a row with its reason."""
+    from designer.audit.resilience import resilience
     from designer.errors import Infeasible, NoSolution
     from designer.outputs.export import write_outputs
     from designer.outputs.report import write_infeasible, write_reports
@@ -178,6 +179,7 @@ def run_scenario(task: dict) -> dict:
         out = Path(tmp) / "out"
         try:
             solution = solve(inputs, options)
+            solution["resilience"] = resilience(solution)
             write_outputs(solution, out, extra=write_reports)
             row.update(summarise(solution))
         except Infeasible as exc:
@@ -202,9 +204,12 @@ def summarise(solution: dict) -> dict:
     totals = solution["totals"]
     opened = open_sites(solution)
     return {"status": solution["status"], "cost_usd": solution["objective_usd"], "capex_usd": totals["capex_usd"],
-            "gpus": totals["gpus"], "worst_latency_us": worst_latency_us(solution), "power_mw": totals["power_mw"],
+            "gpus": totals["gpus"], "cost_per_gpu_usd": solution["objective_usd"] / totals["gpus"] if totals["gpus"]
+            else None, "worst_latency_us": worst_latency_us(solution), "power_mw": totals["power_mw"],
             "sites_open": len(opened), "sites_opened": ",".join(s["name"] for s in opened),
-            "mip_gap": solution["mip_gap"], "solve_seconds": solution["solve_seconds"]}
+            "mip_gap": solution["mip_gap"], "solve_seconds": solution["solve_seconds"],
+            "most_gpus_cut_off": max((r["gpus_cut_off"] for r in (solution.get("resilience") or {}).get("routes", [])),
+                                     default=0)}
 
 
 # --- running the grid -----------------------------------------------------------------------------
@@ -352,33 +357,40 @@ def _run_dask(tasks, address: str, done) -> None:
 
 # --- Pareto front and outputs ---------------------------------------------------------------------
 
-def non_dominated(rows: list[dict], key: str, maximize: bool = False) -> set[str]:
+def non_dominated(rows: list[dict], key: str, maximize: bool = False, like: str | None = None) -> set[str]:
     """Scenarios whose (cost, key) no other scenario beats in both (minimising cost; key minimised, or
-    maximised when ``maximize``)."""
-    pts = [(r["scenario"], float(r["cost_usd"]), float(r[key]) * (-1 if maximize else 1)) for r in rows
-           if r.get("cost_usd") is not None and r.get(key) is not None
+    maximised when ``maximize``), compared only with scenarios of the same ``like`` value (e.g. the GPU count:
+    a 1,024-GPU design is not beaten by a cheaper 512-GPU one)."""
+    pts = [(r["scenario"], float(r["cost_usd"]), float(r[key]) * (-1 if maximize else 1), r.get(like) if like else 0)
+           for r in rows if r.get("cost_usd") is not None and r.get(key) is not None
            and not (isinstance(r.get(key), float) and math.isnan(r[key]))]
     front = set()
-    for name, c, x in pts:
-        if not any((c2 <= c and x2 <= x) and (c2 < c or x2 < x) for _, c2, x2 in pts):
+    for name, c, x, g in pts:
+        if not any(g2 == g and (c2 <= c and x2 <= x) and (c2 < c or x2 < x) for _, c2, x2, g2 in pts):
             front.add(name)
     return front
 
 
+#: sweep.csv's figures rounded to what they mean (cents, watts, nanoseconds, milliseconds)
+ROUNDING = {"cost_usd": 2, "capex_usd": 2, "cost_per_gpu_usd": 2, "worst_latency_us": 3, "power_mw": 6,
+            "mip_gap": 6, "solve_seconds": 3, "wall_seconds": 3}
+
+
 def write_sweep(rows: list[dict], varied: list[str], out: Path) -> list[Path]:
-    """sweep.csv, sweep.xlsx (scenarios, grid) and pareto.png into ``out``."""
+    """sweep.csv, sweep.xlsx (scenarios, grid) and pareto.png into ``out``. The latency front compares designs of
+    the same GPU count; the GPU front, cost against GPUs delivered."""
     import pandas as pd
 
-    from designer.outputs.export import write_frame_csv, write_frames_xlsx
+    from designer.outputs.export import round_figures, write_frame_csv, write_frames_xlsx
     from designer.outputs.plots import pareto_figure, save
 
-    front_latency = non_dominated(rows, "worst_latency_us")
+    front_latency = non_dominated(rows, "worst_latency_us", like="gpus")
     front_gpus = non_dominated(rows, "gpus", maximize=True)
     for r in rows:
         r["pareto_latency"] = r["scenario"] in front_latency
         r["pareto_gpus"] = r["scenario"] in front_gpus
     columns = ["scenario"] + varied + [c for c in ROW_COLUMNS if c != "scenario"]
-    frame = pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns)
+    frame = round_figures(pd.DataFrame([{c: r.get(c) for c in columns} for r in rows], columns=columns), ROUNDING)
     write_frame_csv(frame, out / "sweep.csv")
     write_frames_xlsx({"scenarios": frame, "grid": pd.DataFrame({"varied": varied})}, out / "sweep.xlsx", min_width=9)
     save(pareto_figure(rows, front_latency, front_gpus), out / "pareto.png")
@@ -447,7 +459,7 @@ def cli_sweep(args, reports: Path) -> int:
         if r.get("cost_usd") is not None:
             mark = " *" if r.get("pareto_latency") or r.get("pareto_gpus") else ""
             print(f"{r['scenario']} {what}: {r['status']}, {money(r['cost_usd'])}, {r['gpus']:,} GPUs, "
-                  f"worst latency {r['worst_latency_us']:.2f} us, {r['power_mw']:.2f} MW, "
+                  f"worst latency {r['worst_latency_us']:.2f} µs, {r['power_mw']:.2f} MW, "
                   f"sites {r['sites_opened']}{mark}")
         else:
             print(f"{r['scenario']} {what}: {r['status']}: {r.get('diagnosis') or r.get('reason')}")

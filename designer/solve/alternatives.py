@@ -1,0 +1,102 @@
+"""The best design for each alternative a planner asks about ("why not X"): each protocol, each topology, each
+switch family, one open site fewer; with its cost, latency, power and all-reduce time against the chosen design,
+or why none exists. Each is the workbook's own objective (designer.solve.sensitivity.best) over the workbook with
+the alternative imposed: protocols_allowed or topologies_allowed narrowed to it, or the site excluded."""
+
+from __future__ import annotations
+
+import time
+
+from designer.formats import money
+from designer.solve.highs import SolveOptions
+from designer.solve.prepare import prepare_data
+from designer.solve.resolve import Variant, with_project, with_site
+from designer.solve.run import budget, infeasible_reason
+from designer.solve.sensitivity import best, worst_latency
+from models.modes import TOPOLOGY_VARIANTS
+
+
+def alternatives(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -> dict:
+    """design.json ``alternatives``: {rows: [...], seconds}."""
+    began = time.perf_counter()
+    project = inputs.project
+    open_sites = [e for e in chosen["sites"] if e["open"]]
+    protocols, topologies = project["protocols_allowed"], project["topologies_allowed"]
+    asks = []  # (kind, name, variant inputs or None when the workbook rules it out, whether the chosen design is it)
+    for protocol in inputs.protocols.index:
+        asks.append(("protocol", protocol, with_project(inputs, protocols_allowed=[protocol])
+                     if protocol in protocols else None, all(e["protocol"] == protocol for e in open_sites)))
+    for topology in dict.fromkeys(t for t, _, _ in TOPOLOGY_VARIANTS):
+        asks.append(("topology", topology, with_project(inputs, topologies_allowed=[topology])
+                     if topology in topologies else None, all(e["topology"] == topology for e in open_sites)))
+    for family in sorted(set(inputs.protocols["switch_family"])):
+        members = [p for p in protocols if inputs.protocols.loc[p, "switch_family"] == family]
+        asks.append(("switch family", family, with_project(inputs, protocols_allowed=members) if members else None,
+                     all(e["protocol"] in members for e in open_sites)))
+    if len(open_sites) > 1:
+        for e in open_sites:
+            asks.append(("one site fewer", f"without {e['name']}", with_site(inputs, e["name"], status="excluded"),
+                         False))
+    rows, seen = [], {}
+    for kind, name, variant, is_chosen in asks:
+        row = {"kind": kind, "name": name}
+        if variant is None:
+            names = "topologies_allowed" if kind == "topology" else "protocols_allowed"
+            row.update(empty(f"not in {names} ({', '.join(project[names])})"))
+        elif is_chosen:
+            row.update(compare(chosen, Variant(chosen["status"], chosen["objective_usd"],
+                                               chosen["solver"].get("bound_usd"), chosen), chosen))
+            row["note"] = "the chosen design"
+        else:
+            key = (tuple(variant.project["protocols_allowed"]), tuple(variant.project["topologies_allowed"]),
+                   tuple(variant.sites["status"]))
+            if key not in seen:
+                seen[key] = answer(variant, chosen, options)
+            row.update(seen[key])
+        rows.append(row)
+    return {"rows": rows, "seconds": round(time.perf_counter() - began, 3)}
+
+
+def answer(variant, chosen: dict, options: SolveOptions) -> dict:
+    """The alternative's best design within the workbook's limits; when the budget is all that rules it out, its
+    best design without the budget (status ``over_budget``); else why no design exists."""
+    found = best(variant, chosen, options)
+    limit = budget(variant)
+    if found.solution is not None or found.status != "infeasible" or limit is None:
+        return compare(chosen, found, chosen)
+    unbudgeted = with_project(variant, budget_usd=None)
+    over = best(unbudgeted, chosen, options)
+    if over.solution is None:
+        data = prepare_data(unbudgeted)
+        why = infeasible_reason(unbudgeted, data) if data.modes else over.why
+        return {**empty(why), "status": over.status, "seconds": round(found.seconds + over.seconds, 3)}
+    row = compare(chosen, over, chosen)
+    row.update(status="over_budget", seconds=round(found.seconds + over.seconds, 3),
+               note=f"over budget_usd by {money(over.objective - limit)}")
+    return row
+
+
+def empty(why: str) -> dict:
+    return {"status": "infeasible", "objective_usd": None, "cost_delta_usd": None, "latency_us": None,
+            "latency_delta_us": None, "power_mw": None, "power_delta_mw": None, "allreduce_ms": None,
+            "allreduce_delta_ms": None, "protocols": [], "topologies": [], "sites": [], "seconds": 0.0, "note": why}
+
+
+def compare(chosen: dict, found: Variant, base: dict) -> dict:
+    """An alternative's figures and its deltas against the chosen design."""
+    if found.solution is None:
+        return {**empty(found.why), "status": found.status, "seconds": round(found.seconds, 3)}
+    design = found.solution
+    open_sites = [e for e in design["sites"] if e["open"]]
+    latency = worst_latency(design)
+    comm = (design.get("workload") or {}).get("time_ms")
+    comm0 = (base.get("workload") or {}).get("time_ms")
+    return {"status": found.status, "objective_usd": found.objective,
+            "cost_delta_usd": found.objective - float(base["objective_usd"]),
+            "latency_us": latency, "latency_delta_us": latency - worst_latency(base),
+            "power_mw": design["totals"]["power_mw"],
+            "power_delta_mw": design["totals"]["power_mw"] - base["totals"]["power_mw"],
+            "allreduce_ms": comm, "allreduce_delta_ms": None if comm is None or comm0 is None else comm - comm0,
+            "protocols": sorted({e["protocol"] for e in open_sites}),
+            "topologies": sorted({e["topology"] for e in open_sites}),
+            "sites": [e["name"] for e in open_sites], "seconds": round(found.seconds, 3), "note": ""}

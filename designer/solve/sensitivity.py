@@ -1,0 +1,250 @@
+"""What relaxing each limit of the workbook by a meaningful step would buy, by re-solving (LP duals mean
+nothing for a MILP). A limit binds when relaxing it changes the answer (a cheaper design, or under
+min_latency a faster one), whatever its slack in the chosen design.
+
+Steps: +1 MW of a site's power, +10% of its max_nodes, +5% of a route's fiber pairs (at least one), dci_ratio
+20% lower, max_oversubscription to the next level, max_sites + 1, the workload's max_comm_fraction 20% higher,
+the RTT and latency limits lifted, and under min_latency the budget a faster latency level needs. Sites (and routes) are first relaxed together: when that buys nothing
+beyond the gap, none of them alone does (a relaxation's designs are a subset of the group's), and they are not
+re-solved one by one. A saving is given with what the re-solve proved: ``saving_usd`` = chosen - found,
+``saving_max_usd`` = chosen - the re-solve's bound; a limit binds when the found design is cheaper than the
+chosen one's bound (proven cheaper) or faster, and otherwise saves 0 (at most ``saving_max_usd``)."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from designer.formats import money
+from designer.solve.highs import SolveOptions
+from designer.solve.prepare import prepare_data
+from designer.solve.resolve import Variant, cheapest, with_project, with_route, with_site
+from designer.solve.run import Clock, budget, least_latency
+from models.modes import OVERSUBSCRIPTION_LEVELS
+
+POWER_STEP_MW = 1.0
+SPACE_STEP = 0.10  # of max_nodes
+FIBER_STEP = 0.05  # of a route's fiber pairs, at least one
+DCI_STEP = 0.8  # dci_ratio times this
+COMM_STEP = 1.2  # the workload's max_comm_fraction times this
+
+
+def worst_latency(solution: dict) -> float:
+    return max((e["fabric_latency_us"] for e in solution["sites"] if e["open"]), default=0.0)
+
+
+def best(inputs, chosen: dict, options: SolveOptions, start: dict | None = None) -> Variant:
+    """The answer the workbook's objective gives ``inputs``: the cheapest design within the budget (min_cost), or
+    the least latency level below the chosen design's that a design reaches within the budget, then the cheapest
+    there (min_latency). ``start`` (default ``chosen``) is HiGHS's first design where it fits."""
+    start = chosen if start is None else start
+    cutoff = budget(inputs)
+    if inputs.project.get("objective") != "min_latency":
+        return cheapest(inputs, start, options, cutoff=cutoff)
+    level = worst_latency(chosen)
+    levels = sorted({m.latency_us for m in prepare_data(inputs).modes if m.latency_us < level - 1e-9})
+    if levels:
+        found, _ = least_latency(inputs, levels + [level], SolveOptions(threads=options.threads), Clock(None),
+                                 lambda _m: None, [])
+        if found < level - 1e-9:
+            return cheapest(inputs, None, options, latency_cap=found, cutoff=cutoff)
+    return cheapest(inputs, start, options, latency_cap=level, cutoff=cutoff)
+
+
+def sensitivity(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -> dict:
+    """design.json ``sensitivity``: {rows: [...], seconds}; each row a limit, its step, and what it buys."""
+    began = time.perf_counter()
+    base = Base(chosen)
+    rows = []
+    project = inputs.project
+    if project.get("budget_usd") is not None:
+        rows.append(budget_row(inputs, chosen, base, options))
+    rows.append(latency_row(inputs, chosen, base, options))
+    if project.get("max_site_rtt_ms") is not None and len(inputs.sites) > 1:
+        rows.append(rtt_row(inputs, chosen, base, options))
+    ratio = float(project["dci_ratio"])
+    if ratio > 0 and chosen["totals"]["sites_open"] > 1:
+        relaxed = round(ratio * DCI_STEP, 6)
+        rows.append(base.row("dci_ratio", "project", ratio, relaxed, f"{ratio:g} -> {relaxed:g}",
+                             best(with_project(inputs, dci_ratio=relaxed), chosen, options)))
+    level = float(project["max_oversubscription"])
+    above = [lv for lv in OVERSUBSCRIPTION_LEVELS if lv > level + 1e-9]
+    if above:
+        rows.append(base.row("max_oversubscription", "project", level, above[0], f"{level:g} -> {above[0]:g}",
+                             best(with_project(inputs, max_oversubscription=above[0]), chosen, options)))
+    if project.get("max_sites") is not None:
+        most = int(project["max_sites"])
+        rows.append(base.row("max_sites", "project", most, most + 1, f"{most} -> {most + 1}",
+                             best(with_project(inputs, max_sites=most + 1), chosen, options)))
+    if inputs.workload and inputs.workload.get("max_comm_fraction") is not None:
+        frac = float(inputs.workload["max_comm_fraction"])
+        looser = round(min(0.99, frac * COMM_STEP), 6)
+        rows.append(base.row("max_comm_fraction", "workload", frac, looser, f"{frac:g} -> {looser:g}",
+                             best(replace(inputs, workload={**inputs.workload, "max_comm_fraction": looser}),
+                                  chosen, options)))
+    sites = [s for s in inputs.sites.index if inputs.sites.loc[s, "status"] != "excluded"]
+    power = {s: (float(inputs.sites.loc[s, "power_mw"]), float(inputs.sites.loc[s, "power_mw"]) + POWER_STEP_MW)
+             for s in sites}
+    rows += group(inputs, chosen, base, options, "power_mw", power, with_site, lambda a, b: f"+{b - a:g} MW")
+    space = {s: (int(inputs.sites.loc[s, "max_nodes"]),
+                 int(inputs.sites.loc[s, "max_nodes"]) + max(1, math.ceil(SPACE_STEP * int(inputs.sites.loc[s, "max_nodes"]))))
+             for s in sites}
+    rows += group(inputs, chosen, base, options, "max_nodes", space, with_site, lambda a, b: f"+{b - a:,} nodes")
+    fiber = {i: (int(r["fiber_pairs"]), int(r["fiber_pairs"]) + max(1, round(FIBER_STEP * int(r["fiber_pairs"]))))
+             for i, r in inputs.routes.iterrows() if r["site_a"] in sites and r["site_b"] in sites}
+    scope = {i: f"{inputs.routes.loc[i, 'site_a']}--{inputs.routes.loc[i, 'site_b']}" for i in fiber}
+    rows += group(inputs, chosen, base, options, "fiber_pairs", fiber, with_route,
+                  lambda a, b: f"+{b - a:,} pair" + ("s" if b - a > 1 else ""), scope)
+    return {"rows": rows, "seconds": round(time.perf_counter() - began, 3)}
+
+
+class Base:
+    """The chosen design's figures that every relaxation is measured against."""
+
+    def __init__(self, chosen: dict):
+        self.objective = float(chosen["objective_usd"])
+        bound = chosen["solver"].get("bound_usd")
+        self.bound = self.objective if bound is None else float(bound)
+        self.latency = worst_latency(chosen)
+        self.power = float(chosen["totals"]["power_mw"])
+
+    def row(self, limit: str, scope: str, current, relaxed, step: str, found: Variant) -> dict:
+        """A sensitivity row from the relaxed workbook's answer."""
+        row = {"limit": limit, "scope": scope, "current": current, "relaxed": relaxed, "step": step,
+               "status": found.status, "objective_usd": found.objective, "saving_usd": None, "saving_max_usd": None,
+               "latency_us": None, "binding": False, "seconds": round(found.seconds, 3), "effect": ""}
+        if found.solution is None:
+            row["effect"] = f"no design: {found.why}"
+            return row
+        latency = worst_latency(found.solution)
+        row["latency_us"] = latency
+        row["saving_usd"] = self.objective - found.objective
+        row["saving_max_usd"] = max(0.0, self.objective - (found.bound if found.bound is not None else found.objective))
+        faster = latency < self.latency - 1e-9
+        row["binding"] = faster or found.objective < self.bound - 1e-6 * abs(self.bound)
+        if not row["binding"]:  # a design within the gap of the chosen one, costlier or cheaper: the same answer
+            row["saving_usd"] = 0.0
+        row["effect"] = effect(row, self.latency)
+        return row
+
+
+def effect(row: dict, latency: float) -> str:
+    """What the step buys, in words."""
+    if row["latency_us"] < latency - 1e-9:
+        return (f"a faster design: {row['latency_us']:.2f} us instead of {latency:.2f} us, "
+                f"{signed(-row['saving_usd'])}")
+    if row["binding"]:
+        return f"saves {money(row['saving_usd'])}"
+    return f"nothing (at most {money(row['saving_max_usd'])}, within the gap)" if row["saving_max_usd"] > 0.5 \
+        else "nothing"
+
+
+def signed(usd: float) -> str:
+    return ("+" if usd >= 0 else "-") + money(abs(usd))
+
+
+def group(inputs, chosen, base: Base, options, limit: str, steps: dict, apply, words, scope: dict | None = None
+          ) -> list[dict]:
+    """Rows of a per-site (per-route) limit: all relaxed at once first; one by one only when that binds."""
+    if not steps:
+        return []
+    scope = scope or {k: str(k) for k in steps}
+    together = inputs
+    for key, (_, relaxed) in steps.items():
+        together = apply(together, key, **{limit: relaxed})
+    joint = best(together, chosen, options)
+    joint_row = base.row(limit, "all", None, None, "", joint)
+    if not joint_row["binding"]:
+        rows = []
+        for key, (current, relaxed) in steps.items():
+            row = dict(joint_row, scope=scope[key], current=current, relaxed=relaxed, step=words(current, relaxed),
+                       seconds=0.0)
+            row["effect"] += f" (all {'routes' if limit == 'fiber_pairs' else 'sites'} relaxed together)"
+            rows.append(row)
+        return rows
+    return [base.row(limit, scope[key], current, relaxed, words(current, relaxed),
+                     best(apply(inputs, key, **{limit: relaxed}), chosen, options))
+            for key, (current, relaxed) in steps.items()]
+
+
+def budget_row(inputs, chosen: dict, base: Base, options) -> dict:
+    """min_cost: the budget only cuts designs off above the optimum, so it cannot bind a feasible answer;
+    min_latency: what the next latency level below the chosen design's costs, at any budget."""
+    limit = float(inputs.project["budget_usd"])
+    row = {"limit": "budget_usd", "scope": "project", "current": limit, "relaxed": None, "step": "",
+           "status": None, "objective_usd": None, "saving_usd": None, "saving_max_usd": None, "latency_us": None,
+           "binding": False, "seconds": 0.0}
+    if inputs.project.get("objective") != "min_latency":
+        row["effect"] = "nothing: the cheapest design is within it, and a larger budget only admits costlier ones"
+        return row
+    unbudgeted = with_project(inputs, budget_usd=None)
+    levels = sorted({m.latency_us for m in prepare_data(unbudgeted).modes if m.latency_us < base.latency - 1e-9})
+    if not levels:
+        row["effect"] = "nothing: no fabric is faster than the chosen one"
+        return row
+    found = cheapest(unbudgeted, None, options, latency_cap=levels[-1])
+    row.update(status=found.status, seconds=round(found.seconds, 3), step="a faster latency level")
+    if found.solution is None:
+        row["effect"] = ("nothing: no design is faster at any budget" if found.status == "infeasible"
+                         else f"not known: {found.why}")
+        return row
+    latency = worst_latency(found.solution)
+    protocols = sorted({e["protocol"] for e in found.solution["sites"] if e["open"]})
+    more = found.objective - base.objective
+    row.update(relaxed=found.objective, objective_usd=found.objective, latency_us=latency, binding=True,
+               saving_usd=-more, saving_max_usd=None)
+    row["effect"] = (f"the next latency level ({latency:.2f} us, {', '.join(protocols)}) costs {signed(more)}: "
+                     f"budget_usd {money(found.objective)}")
+    return row
+
+
+def latency_row(inputs, chosen: dict, base: Base, options) -> dict:
+    """max_fabric_latency_us lifted: what the limit costs (min_cost). Under min_latency it cannot bind: lifting
+    it adds only fabrics slower than it, and the answer is the fastest level a design reaches."""
+    limit = inputs.project.get("max_fabric_latency_us")
+    if limit is None:
+        return {"limit": "max_fabric_latency_us", "scope": "project", "current": None, "relaxed": None, "step": "",
+                "status": None, "objective_usd": None, "saving_usd": None, "saving_max_usd": None,
+                "latency_us": None, "binding": False, "seconds": 0.0, "effect": "no limit set"}
+    if inputs.project.get("objective") == "min_latency":
+        return {"limit": "max_fabric_latency_us", "scope": "project", "current": float(limit), "relaxed": None,
+                "step": "lifted", "status": None, "objective_usd": None, "saving_usd": 0.0, "saving_max_usd": 0.0,
+                "latency_us": base.latency, "binding": False, "seconds": 0.0,
+                "effect": "nothing: min_latency picks the fastest level a design reaches, and lifting the limit "
+                          "only adds slower fabrics"}
+    row = base.row("max_fabric_latency_us", "project", float(limit), None, "lifted",
+                   best(with_project(inputs, max_fabric_latency_us=None), chosen, options))
+    if row["binding"]:
+        row["effect"] = f"the {float(limit):g} us latency limit costs {money(row['saving_usd'])}"
+    return row
+
+
+def rtt_row(inputs, chosen: dict, base: Base, options) -> dict:
+    """max_site_rtt_ms lifted: nothing when it keeps no route or pair of sites out (the model is the same)."""
+    limit = float(inputs.project["max_site_rtt_ms"])
+    lifted = with_project(inputs, max_site_rtt_ms=None)
+    data = prepare_data(inputs)
+    if not data.inter.excluded_pairs and len(data.inter.routes) == len(prepare_data(lifted).inter.routes):
+        return {"limit": "max_site_rtt_ms", "scope": "project", "current": limit, "relaxed": None, "step": "lifted",
+                "status": None, "objective_usd": None, "saving_usd": 0.0, "saving_max_usd": 0.0, "latency_us": None,
+                "binding": False, "seconds": 0.0, "effect": "nothing: it keeps no route and no pair of sites out"}
+    row = base.row("max_site_rtt_ms", "project", limit, None, "lifted", best(lifted, chosen, options))
+    if row["binding"] and row["latency_us"] >= base.latency - 1e-9:
+        row["effect"] = f"the {limit:g} ms RTT limit costs {money(row['saving_usd'])}"
+    return row
+
+
+def mark_constraints(constraints: list[dict], rows: list[dict]) -> None:
+    """The constraints table's ``binding`` from the re-solves where they tried the limit (``binding_by``:
+    re-solve), else from the slack. A row of one site or route under a project-wide limit (dci_ratio, the latency
+    and RTT limits) binds when the limit does and the row has no slack: the RTT limit binds through the routes it
+    keeps out, not through those in the table."""
+    tried = {(r["limit"], r["scope"]): r["binding"] for r in rows}
+    for c in constraints:
+        if (c["name"], c["scope"]) in tried:
+            c["binding"] = tried[c["name"], c["scope"]]
+        elif (c["name"], "project") in tried:
+            c["binding"] = tried[c["name"], "project"] and c["binding"]
+        else:
+            continue
+        c["binding_by"] = "re-solve"

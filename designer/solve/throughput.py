@@ -1,0 +1,149 @@
+"""The training objectives (issue 11 part 3): the GPU count and the design chosen together.
+
+min_cost_per_run: the least cost of the run (capex with spares over amortization_years for the run's hours, plus
+its energy); max_tokens_per_s: the most tokens per second within budget_usd, the cost of the run breaking ties.
+The GPU count N ranges over the counts the parallelism allows (dp = N / (tp x pp) a multiple of ep dividing the
+batch's sequences) from gpus_required to gpus_max. The step time is not linear in the counts, so for each N the
+fabric modes are ranked by their step on N GPUs (models.training, one site: ``mode_step_s``) and the distinct steps
+are levels, merged within LEVEL_SHARE of each other: a design at level L uses only modes whose step is at most L.
+
+- max_tokens_per_s: feasibility is monotone in L, so a binary search of feasibility probes (as min_latency's)
+  finds the least feasible level; the cheapest design there is N's answer.
+- min_cost_per_run: every level is solved for its cheapest design, in ascending order, until the bound on the next
+  level's cost per run (the cheapest design's capex over the years for the hours at that level's step) is no
+  better than the best found.
+
+Counts are visited from the one a bound favours most; a count is skipped when its bound (compute alone for the
+throughput; the nodes' price and compute alone for the cost) cannot beat the best design found. Each candidate is
+extracted and judged by its own training block. Exact for single-site designs up to the level merging; a design
+over several sites is judged with its inter-site step, which the levels do not see.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from designer.errors import Infeasible, NoSolution
+from designer.solve.prepare import prepare_data
+from designer.solve.training import job_of, mode_step_s
+from models import training as tr
+
+LEVEL_SHARE = 0.01  # steps within 1% of each other are one level: the stated gap in step time
+
+
+def gpu_counts(inputs) -> list[int]:
+    """The GPU counts the parallelism allows between gpus_required and gpus_max."""
+    w, project = inputs.workload, inputs.project
+    least = int(project["gpus_required"])
+    most = int(project.get("gpus_max") or least)
+    per_replica = int(w["tp"]) * int(w["pp"])
+    sequences = int(w["global_batch_tokens"]) // int(w["seq_len"])
+    return [dp * per_replica for dp in range(1, sequences + 1)
+            if sequences % dp == 0 and dp % int(w["ep"]) == 0 and least <= dp * per_replica <= most]
+
+
+def levels(steps: list[float]) -> list[float]:
+    """Distinct steps, each level the top of a run of steps within LEVEL_SHARE of its first."""
+    out: list[float] = []
+    start = None
+    for step in sorted(steps):
+        if start is not None and step <= start * (1 + LEVEL_SHARE):
+            out[-1] = step
+        else:
+            out.append(step)
+            start = step
+    return out
+
+
+def at_count(inputs, gpus: int):
+    """The workbook as a min_cost solve of ``gpus`` GPUs with the training objective's mode ranking."""
+    return replace(inputs, project={**inputs.project, "gpus_required": gpus})
+
+
+def bound(inputs, gpus: int, objective: str) -> float:
+    """What no design of ``gpus`` GPUs can beat (lower is better): -tokens/s of compute alone, or the nodes'
+    price over the years for the hours of compute alone."""
+    job = job_of(inputs, gpus)
+    compute = tr.compute_s(job)
+    if objective == "max_tokens_per_s":
+        return -job.batch_tokens / compute
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    nodes_usd = math.ceil(gpus / int(node["gpus_per_node"])) * float(node["node_price_usd"])
+    hours = float(inputs.workload["training_tokens"]) / (job.batch_tokens / compute) / 3600
+    return nodes_usd / float(inputs.workload["amortization_years"]) / tr.HOURS_PER_YEAR * hours
+
+
+def score(solution: dict, objective: str) -> tuple[float, float]:
+    """(objective, tie-break), lower is better."""
+    t = solution["training"]
+    if objective == "max_tokens_per_s":
+        return -t["tokens_per_s"], t["cost_per_run_usd"]
+    return t["cost_per_run_usd"], -t["tokens_per_s"]
+
+
+def solve_training(inputs, solve_at, say) -> dict:
+    """The best design over the GPU counts and step levels; ``solve_at(inputs, step_cap, probe)`` solves one
+    (probe: stop at the first design within the budget) and returns a Solution, or raises Infeasible or
+    NoSolution. Raises the first count's Infeasible when no count has a design."""
+    objective = inputs.project["objective"]
+    counts = sorted(gpu_counts(inputs), key=lambda n: bound(inputs, n, objective))
+    best, first_error, searched = None, None, []
+    for gpus in counts:
+        if best is not None and bound(inputs, gpus, objective) >= score(best, objective)[0]:
+            say(f"{gpus:,} GPUs: bound {bound(inputs, gpus, objective):,.4g} cannot beat the best found")
+            continue
+        sized = at_count(inputs, gpus)
+        steps = levels([mode_step_s(sized, m) for m in prepare_data(sized).modes])
+        try:
+            found = (fastest(sized, steps, solve_at, say) if objective == "max_tokens_per_s"
+                     else cheapest_run(sized, steps, solve_at, say, best))
+        except (Infeasible, NoSolution) as exc:
+            first_error = first_error or exc
+            continue
+        searched.append({"gpus": gpus, "levels": len(steps)})
+        if found is not None and (best is None or score(found, objective) < score(best, objective)):
+            best = found
+    if best is None:
+        raise first_error or Infeasible("no GPU count between gpus_required and gpus_max suits the parallelism")
+    best["notes"].append(f"{objective}: GPU counts {', '.join(f'{c:,}' for c in counts)} considered; step levels "
+                         f"merged within {LEVEL_SHARE:.0%}; chosen {best['totals']['gpus']:,} GPUs "
+                         f"({best['training']['gpus']:,} for the job)")
+    return best
+
+
+def fastest(inputs, steps: list[float], solve_at, say) -> dict:
+    """The cheapest design at the least feasible level (binary search, the top level solved first)."""
+    top = solve_at(inputs, steps[-1], False)
+    lo, hi = 0, len(steps) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        try:
+            solve_at(inputs, steps[mid], True)
+            hi, verdict = mid, "feasible"
+        except Infeasible:
+            lo, verdict = mid + 1, "infeasible"
+        say(f"{inputs.project['gpus_required']:,} GPUs, step level {steps[mid]:.4g} s: {verdict}")
+    return top if hi == len(steps) - 1 else solve_at(inputs, steps[hi], False)
+
+
+def cheapest_run(inputs, steps: list[float], solve_at, say, best: dict | None) -> dict | None:
+    """Levels in ascending order, each its cheapest design, until a level's bound cannot beat the best."""
+    cheapest = solve_at(inputs, steps[-1], False)  # every mode: the least capex there is (without energy)
+    least_capex = 0.0 if float(inputs.project.get("horizon_years") or 0) else cheapest["totals"]["capex_usd"]
+    per_hour = least_capex / float(inputs.workload["amortization_years"]) / tr.HOURS_PER_YEAR
+    job = job_of(inputs)
+    found = cheapest
+    for level in steps[:-1]:
+        hours = float(inputs.workload["training_tokens"]) / (job.batch_tokens / level) / 3600
+        incumbent = min((s for s in (best, found) if s is not None), key=lambda s: score(s, "min_cost_per_run"))
+        if per_hour * hours >= score(incumbent, "min_cost_per_run")[0]:
+            break
+        try:
+            design = solve_at(inputs, level, False)
+        except Infeasible:
+            continue
+        say(f"{job.gpus:,} GPUs, step level {level:.4g} s: run ${design['training']['cost_per_run_usd']:,.0f}")
+        if score(design, "min_cost_per_run") < score(found, "min_cost_per_run"):
+            found = design
+    return found

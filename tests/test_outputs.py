@@ -1,0 +1,122 @@
+"""Outputs that read right (issue 12 part 5): design.xlsx as a planner's workbook, plain numbers in bom.csv, labels
+that say what they count, the report's resilience section, rail-only drawn and measured per rail.
+
+Designs: tests/test_resilience.py's ``triangle`` (three sites on a path a-b-c, 32 GPUs each) and a rail-only site of
+tests/test_model.py's catalog (1,024 GPUs = 128 nodes x 8 rails, 64-port switches: each rail a 2-tier Clos of 4 leaves
+and 2 spines, 32 nodes a leaf)."""
+
+from __future__ import annotations
+
+import csv
+
+import openpyxl
+import pytest
+from test_model import design, tables
+from test_resilience import triangle
+
+from designer.audit.resilience import resilience
+from designer.outputs.export import write_outputs
+from designer.outputs.plots import fabric_figure
+from designer.outputs.report import render_html, render_markdown
+from designer.outputs.summary import summary_lines
+
+
+@pytest.fixture(scope="module")
+def path_design(tmp_path_factory) -> dict:
+    sol = design(tmp_path_factory.mktemp("path"), triangle())
+    sol["resilience"] = resilience(sol)
+    return sol
+
+
+@pytest.fixture(scope="module")
+def rail_only(tmp_path_factory) -> dict:
+    sol = design(tmp_path_factory.mktemp("rail"), tables(1024, topologies_allowed="rail_only"))
+    sol["resilience"] = resilience(sol)
+    return sol
+
+
+def test_design_xlsx_is_a_planners_workbook(tmp_path, path_design):
+    write_outputs(path_design, tmp_path)
+    book = openpyxl.load_workbook(tmp_path / "design.xlsx")
+    assert {"switches", "fabric_links", "input_sites", "input_routes", "input_switches"} <= set(book.sheetnames)
+    assert "fabric" not in book.sheetnames  # switches and links apart: a column of counts adds up one kind
+    for ws in book.worksheets:
+        assert ws.freeze_panes == "A2", ws.title
+        assert all(c.font.b for c in ws[1] if c.value is not None), ws.title
+    bom = book["bom"]
+    head = [c.value for c in bom[1]]
+    last = len(path_design["bom"]) + len(path_design["spares"]) + 1  # the header and the lines, not the totals
+    assert bom.auto_filter.ref == f"A1:{bom.cell(1, len(head)).column_letter}{last}"
+    rows = list(bom.iter_rows(min_row=2))
+    col = {name: k for k, name in enumerate(head)}
+    first = rows[0]
+    assert (first[col["quantity"]].number_format, first[col["unit_price_usd"]].number_format,
+            first[col["extended_usd"]].number_format) == ("#,##0", '"$"#,##0.00', '"$"#,##0')
+    capex, with_spares = rows[-2], rows[-1]
+    assert (capex[0].value, capex[col["extended_usd"]].value) == ("total capex", path_design["totals"]["capex_usd"])
+    assert (with_spares[0].value, with_spares[col["extended_usd"]].value) == (
+        "total with spares", path_design["totals"]["capex_with_spares_usd"])
+    assert capex[0].font.b and capex[col["extended_usd"]].number_format == '"$"#,##0'
+    summary = {r[0].value: r[1] for r in book["summary"].iter_rows(min_row=2)}
+    assert summary["mip_gap"].number_format == "0.000%" and summary["capex_usd"].number_format == '"$"#,##0'
+    assert summary["gpus"].number_format == "#,##0"
+    # every input table as a table, blanks as empty cells (a route's blank srlg, a site's blank lat)
+    sites = list(book["input_sites"].iter_rows(values_only=True))
+    assert len(sites) == 1 + 3 and "lat" in sites[0]
+    assert all(r[sites[0].index("lat")] is None for r in sites[1:])
+    routes = list(book["input_routes"].iter_rows(values_only=True))
+    assert [r[:2] for r in routes[1:]] == [("a", "b"), ("b", "c"), ("a", "c")]
+    assert all(r[routes[0].index("srlg")] is None for r in routes[1:])
+    values = [c.value for ws in book.worksheets for row in ws.iter_rows() for c in row]
+    assert not {"None", "nan", "NaN"} & {v for v in values if isinstance(v, str)}
+
+
+def test_bom_csv_numbers_are_plain(tmp_path, path_design):
+    """Whole quantities print as integers, facility MW as a decimal; money to the cent, no float noise."""
+    write_outputs(path_design, tmp_path)
+    with (tmp_path / "bom.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    amps = next(r for r in rows if r["item"] == "amp")
+    assert (amps["quantity"], amps["unit_price_usd"], amps["extended_usd"]) == ("2", "10000", "20000")
+    power = next(r for r in rows if r["category"] == "power" and r["site"] == "a")
+    assert float(power["quantity"]) * 1e6 == pytest.approx(float(power["extended_usd"]), abs=0.01)
+    for r in rows:
+        for key in ("quantity", "unit_price_usd", "extended_usd", "unit_power_w", "total_power_w"):
+            assert len(r[key].partition(".")[2]) <= 9, (key, r[key])
+    assert sum(float(r["extended_usd"]) for r in rows if r["category"] != "spares") == pytest.approx(
+        path_design["totals"]["capex_usd"], abs=0.01 * len(rows))
+
+
+def test_report_resilience_section_and_labels(path_design):
+    """The path's two cuts each strand one end's 32 GPUs; route_diversity is named as the fix. Markdown is text
+    (an apostrophe stays one), latencies in µs, wavelengths and modules counted apart, no solver words."""
+    md = render_markdown(path_design)
+    assert "## Resilience" in md
+    assert "| route | a--b | 400 Gb/s | 400 Gb/s | 50.0% | no | 32 |" in md
+    assert "set it to true to have every open site keep a path" in md
+    assert "| between sites | 2 wavelengths, 4 DCI optic modules (one at each end) |" in md
+    assert "| part | µs |" in md and "&#39;" not in md and "&amp;" not in md
+    html = render_html(path_design)
+    assert '<section id="resilience">' in html and "proved optimal within the MIP gap" in html
+    assert "convergence" not in html.split('<section id="provenance">')[0].lower()
+    lines = summary_lines(path_design)
+    assert "capex $1.6M" in lines[1] and "4 DCI optic modules" in lines[1]
+    assert any("losing a--b; b--c cuts open sites apart (at worst 32 GPUs cut off)" in line for line in lines)
+
+
+def test_rail_only_drawn_and_measured_per_rail(rail_only):
+    """8 rails of 4 leaves and 2 spines: the figure draws one rail (4 leaf boxes, "x 8"), the report gives the
+    bisection per rail (32 leaves' 32 up links of 400G, halved by the balanced cut: 25.6 Tb/s a rail) and says
+    cross-rail traffic goes over NVLink."""
+    [site] = [s for s in rail_only["sites"] if s["open"]]
+    assert {t["tier"]: t["count"] for t in site["tiers"]} == {"leaf": 32, "spine": 16}
+    fig = fabric_figure(site)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "leaf x4 a rail\n(x 8 = 32)\nsw64\n32 down @400G / 32 up @400G" in texts
+    assert "over NVLink" in fig.axes[0].get_title(loc="left")
+    boxes = [p for p in fig.axes[0].patches if p.get_y() > 0.5 and p.get_y() < 1.5]
+    assert len(boxes) == 4
+    md = render_markdown(rail_only)
+    assert "Per rail: 4 leaf, 2 spine (x 8 rails)." in md
+    assert "| s1 | 204.8 Tb/s | 25.6 Tb/s x 8 rails | most loaded spine |" in md
+    assert "cross the node's NVLink" in md or "crosses the node's NVLink" in md
