@@ -265,9 +265,11 @@ def switch_price_off(d):
     (one_spine_fewer, ["3 spine switch(es) use more port bandwidth", "uniform striping broken at 8 switch(es)",
                        "BOM lists 12 QM9700 (switches), the fabric has 11"]),
     (one_leaf_fewer, ["7 leaves in a plane, but rail_optimized needs one per rail per SU: 8 rails x 1 SUs = 8",
-                      "32 of 256 NICs in plane 1 have no leaf port", "BOM lists 256 400G OSFP DAC (optics), the fabric has 224"]),
+                      "32 of 256 NICs in plane 1 have no leaf port",
+                      "BOM lists 128 800G OSFP to 2x400G OSFP splitter DAC (optics), the fabric has 112"]),
     (power_off, ["facility power is", "the design reports", "totals.power_mw"]),
-    (dac_quantity_off, ["BOM lists 257 400G OSFP DAC (optics), the fabric has 256", "is not quantity x unit price"]),
+    (dac_quantity_off, ["BOM lists 129 800G OSFP to 2x400G OSFP splitter DAC (optics), the fabric has 128",
+                       "is not quantity x unit price"]),
     (switch_price_off, ["unit $35,001.00", "the catalog says $35,000.00"]),
     (lambda d: d["sites"][0].update(fabric_latency_us=1.9), ["one-way latency is 2.0300 us by graph search, the design "
                                                              "reports 1.9000 us"]),
