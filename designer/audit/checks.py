@@ -393,11 +393,12 @@ def check_cables(entry, graph, cat, design) -> list[str]:
 
 
 SWITCH_ENDS = {"node_leaf": ("leaf",), "leaf_leaf": ("leaf",), "leaf_spine": ("leaf", "spine"),
-               "spine_core": ("spine", "core")}
+               "spine_core": ("spine", "core"), "dci_attach": ("leaf",)}
 
 
 def cage_fit(site: str, tier: str, optic: dict, rows: dict, cat) -> list[str]:
-    """An item fills the cage at each switch end of its tier: gbps x links_per_module = the cage's speed (a
+    """An item fills the cage at each switch end of its tier (of a DCI attachment, the leaf end, as models.modes.
+    attach_cables has it): gbps x links_per_module = the cage's speed (a
     switch's bandwidth over its cages); a splitter cable (a DAC or AOC of more than one link) only on node links,
     its legs on NICs."""
     out, k = [], int(optic.get("links_per_module") or 1)
@@ -605,8 +606,9 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
     """A site carrying inter-site traffic joins its DCI routers to its fabric: attachments of one node's NIC
     ports each (nics_per_node links at the NIC speed) on leaf down ports the nodes leave free, their bandwidth
     >= the site's inter-site capacity; the leaves of the protocol's family the routers share (an InfiniBand
-    fabric has no Ethernet router to join); each cable in the optics catalog at that speed, reaching the length;
-    BOM dci_attachment lines = a cable per link, or for transceivers ceil(nics / k) modules at the router and one
+    fabric has no Ethernet router to join); each cable in the optics catalog at that speed, reaching the length,
+    filling the leaf's cages as a node link's item does (cage_fit, no splitter: its legs end on NICs); BOM
+    dci_attachment lines = a cable per link, or for transceivers ceil(nics / k) modules at the router and one
     at each leaf port."""
     out, site = [], entry["name"]
     att = entry.get("dci_attachment")
@@ -648,6 +650,7 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
         if int(optic["gbps"]) != gbps or float(optic["reach_m"]) < float(att["length_m"]):
             out.append(f"{site}: DCI attachment cable {c['item']} ({optic['gbps']}G, {optic['reach_m']:g} m) does not "
                        f"carry {gbps}G over {att['length_m']:g} m")
+        out += cage_fit(site, "dci_attach", optic, tier_rows(entry), cat)
         k = int(optic.get("links_per_module") or 1)
         per = nics if optic["kind"] in ("dac", "aoc") else -(-nics // k) + nics
         want[c["item"]] += int(c["attachments"]) * per
