@@ -343,7 +343,8 @@ OPTICS = Sheet("optics", "table", "Cables and transceivers for links inside a si
     _positive("reach_m", "longest link", "m", required=True, example=500),
     _cost("power_w", "power of one item", "W", required=True, example=15),
     _cost("price_usd", "price of one item", required=True, example=1000),
-    _positive("links_per_module", "links one item carries (2 for a twin-port module)", "",
+    _positive("links_per_module", "links one item carries (2 for a twin-port module, k for a 1:k splitter cable "
+              "or a 4 x 200G breakout module); its switch end fills a cage of gbps x links_per_module", "",
               "int", default=1, example=1),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name", nonempty=True)
