@@ -71,14 +71,15 @@ def fabric_counts(mode: Mode, n: np.ndarray, rails: int, multiplier: int) -> dic
 
 
 def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.ndarray:
-    """Items of cable tier t, as models.network.cable_items counts them (twin-port modules per switch)."""
+    """Items of cable tier t, as models.network.cable_items counts them (twin-port modules per switch, splitter
+    cables in aggregate)."""
     cable = mode.cables[t]
     links = c["links"][t]
     k = cable.links_per_module
-    if cable.kind != "transceiver" or k == 1:
+    if k == 1:
         return cable.modules_per_link * links
     if t == 0:
-        return -(-nics // k) * n + _ceil_div(links, k)
+        return (0 if cable.cable else -(-nics // k) * n) + _ceil_div(links, k)
     if cable.tier == "spine_core":
         return -(-mode.u2 // k) * c["spines"] + _ceil_div(links, k)
     leaf_ends = -(-mode.u1 // k) * c["leaves"]

@@ -5,8 +5,9 @@ spines, cores) are decided by the MILP with the linear rules each mode carries h
 
 - ``d1``/``u1``: down/up ports of a leaf; ``d2``/``u2`` of an aggregation (3-tier spine) switch.
   A switch with port modes {gbps: ports} is a bandwidth pool: a split uses d x g_down + u x g_up
-  <= pool, each speed one of its modes, and d x g_down <= level x u x g_up (oversubscription); at two
-  speeds, the cages it takes (ports at the fastest speed, a slower port a lane of one) are within its own.
+  <= pool, each speed one of its modes, and d x g_down <= level x u x g_up (oversubscription); the cages
+  it takes (switch_cages: declared, else its ports at the fastest speed; a slower port a lane of one) are
+  within its own.
 - ``spine_ports``: ports of a 2-tier spine at g1; ``core_ports``: ports of a core switch at g2.
 - ``node_cap``: the most nodes one site can hold in this mode (topology size limit).
 
@@ -22,6 +23,8 @@ import functools
 import itertools
 from collections import Counter
 from dataclasses import dataclass, field, replace
+
+import pandas as pd
 
 from models.layout import ATTACH, attach_length, site_layout, tier_lengths
 
@@ -57,15 +60,21 @@ class Cable:
     unit_power_w: float
 
     @property
+    def cable(self) -> bool:
+        """A cable (DAC or AOC; a splitter when it carries more than one link), not a transceiver."""
+        return self.kind in ("dac", "aoc")
+
+    @property
     def modules_per_link(self) -> float:
-        """Items per link: one cable, or a module at each end (a twin-port module serves two)."""
-        return 1.0 if self.kind in ("dac", "aoc") else 2.0 / self.links_per_module
+        """Items per link at best: a cable (a 1:k splitter serves k links), or a module at each end (a twin-port
+        module serves two)."""
+        return (1.0 if self.cable else 2.0) / self.links_per_module
 
     def items_per_attachment(self, nics: int) -> int:
         """Items for one DCI attachment's ``nics`` router-leaf links: a cable each; or, for transceivers, the
         router's ports sharing multi-link modules (ceil(nics / k)) and a module at each leaf end (the ports
         of one attachment lie on different leaves in a rail design)."""
-        if self.kind in ("dac", "aoc"):
+        if self.cable:
             return nics
         return -(-nics // self.links_per_module) + nics
 
@@ -133,20 +142,20 @@ class ModeSet:
 
 
 @functools.lru_cache(maxsize=4096)
-def split_ports(modes: tuple[tuple[int, int], ...], g_down: int, g_up: int, level: float) -> tuple[int, int]:
+def split_ports(modes: tuple[tuple[int, int], ...], g_down: int, g_up: int, level: float,
+                cages: int | None = None) -> tuple[int, int]:
     """Most down ports d (then fewest up ports u) of a switch with port modes ((gbps, ports), ...) with
-    d*g_down + u*g_up <= pool, d*g_down <= level*u*g_up, and, at two speeds, ceil(d / lanes_down) +
-    ceil(u / lanes_up) <= cages: the cages are the ports at the fastest speed, a slower port a lane of one
-    (designer.audit.fabric.Catalog.port gives each speed its own cages)."""
+    d*g_down + u*g_up <= pool, d*g_down <= level*u*g_up, and ceil(d / lanes_down) + ceil(u / lanes_up) <= cages:
+    ``cages`` (switch_cages; default its ports at the fastest speed), a port a lane of one (the audit's
+    Catalog.port gives each speed its own cages)."""
     ports = dict(modes)
     pool = max(g * n for g, n in modes)
-    cages = ports[max(ports)]
+    cages = cages or ports[max(ports)]
     lanes_down, lanes_up = (max(1, ports.get(g, 0) // cages) for g in (g_down, g_up))
     best = (0, 0)
     for u in range(1, int(pool // g_up) + 1):
-        d = min(int((pool - u * g_up) // g_down), int(level * u * g_up // g_down + 1e-9))
-        if g_down != g_up:
-            d = min(d, (cages - -(-u // lanes_up)) * lanes_down)
+        d = min(int((pool - u * g_up) // g_down), int(level * u * g_up // g_down + 1e-9),
+                (cages - -(-u // lanes_up)) * lanes_down)
         if d > best[0]:
             best = (d, u)
     return best
@@ -165,20 +174,33 @@ def mesh_split(pool_gbps: float, g: int, level: float, leaves: int) -> tuple[int
     return best
 
 
-def choose_cables(optics, tier: str, gbps: int, length_m: float) -> list[Cable]:
-    """Cables or transceivers that carry gbps over length_m and that no other option beats for sure.
+def fits_cages(tier: str, gbps: int, kind: str, links_per_module: int, cages: tuple[int, ...]) -> bool:
+    """Whether an item fills the cages at its switch ends (``cages``: their speeds, Gb/s). Its switch end takes
+    gbps x links_per_module: a single-link module or cable a cage at the link speed, a twin-port module (two
+    links) or a 1:k splitter cable (k links) a cage of k lanes, so an 800G cage of a ``64x800,128x400`` switch
+    at 400G takes a twin-port module or a 1:2 splitter, never a single 400G module that would leave a lane dark.
+    A splitter's legs end on NICs: it serves node links only."""
+    if kind in ("dac", "aoc") and links_per_module > 1 and tier != "node_leaf":
+        return False
+    return all(gbps * links_per_module == cage for cage in cages)
 
-    Per link a cable is one item and a transceiver 2 / links_per_module modules at best (ends that share
-    modules) and 2 at worst (each end alone in its device: modules are counted per device). An option is
-    dropped only when another's worst price and power per link are no more than its best."""
+
+def choose_cables(optics, tier: str, gbps: int, length_m: float, cages: tuple[int, ...]) -> list[Cable]:
+    """Cables or transceivers that carry gbps over length_m, fill the cages at their switch ends (fits_cages)
+    and that no other option beats for sure.
+
+    Per link a cable is 1 / links_per_module items at best (a splitter's k legs all used) and 1 at worst, a
+    transceiver 2 / links_per_module modules at best (ends that share modules) and 2 at worst (each end alone
+    in its device: modules are counted per device). An option is dropped only when another's worst price and
+    power per link are no more than its best."""
     rows = optics[["gbps", "reach_m", "kind", "links_per_module", "price_usd", "power_w"]]
     options = [Cable(tier, gbps, length_m, str(name), str(kind), int(lpm), float(price), float(power))
                for name, g, reach, kind, lpm, price, power in rows.itertuples(name=None)
-               if int(g) == gbps and float(reach) >= length_m]
+               if int(g) == gbps and float(reach) >= length_m and fits_cages(tier, gbps, str(kind), int(lpm), cages)]
 
     def per_link(c: Cable) -> tuple[float, float]:
         """(best, worst) items per link."""
-        return (1.0, 1.0) if c.kind in ("dac", "aoc") else (2.0 / c.links_per_module, 2.0)
+        return c.modules_per_link, 1.0 if c.cable else 2.0
 
     def beats(a: Cable, b: Cable) -> bool:
         a_worst, b_best = per_link(a)[1], per_link(b)[0]
@@ -190,9 +212,9 @@ def choose_cables(optics, tier: str, gbps: int, length_m: float) -> list[Cable]:
 
 
 @functools.lru_cache(maxsize=1024)
-def cable_options(inputs, tier: str, gbps: int, length_m: float) -> tuple[Cable, ...]:
-    """choose_cables over the inputs' optics, once per (tier, speed, length)."""
-    return tuple(choose_cables(inputs.optics, tier, gbps, length_m))
+def cable_options(inputs, tier: str, gbps: int, length_m: float, cages: tuple[int, ...]) -> tuple[Cable, ...]:
+    """choose_cables over the inputs' optics, once per (tier, speed, length, cages)."""
+    return tuple(choose_cables(inputs.optics, tier, gbps, length_m, cages))
 
 
 @functools.lru_cache(maxsize=16)
@@ -203,6 +225,18 @@ def switch_rows(inputs) -> dict[str, dict]:
 
 def pool_gbps(switch_row) -> float:
     return max(g * n for g, n in switch_row["port_modes"].items())
+
+
+def switch_cages(switch_row) -> int:
+    """A switch's physical cages: the ``cages`` it declares (a QM9700's 64 x 400G ports sit in 32 twin-port
+    cages), else its ports at its fastest speed."""
+    declared = switch_row.get("cages")
+    return switch_row["port_modes"][max(switch_row["port_modes"])] if pd.isna(declared) else int(declared)
+
+
+def cage_gbps(switch_row) -> int:
+    """The speed of one of a switch's cages: its bandwidth over its cages (800 for a QM9700 or a 64 x 800G)."""
+    return int(pool_gbps(switch_row) // switch_cages(switch_row))
 
 
 def power_cap_mw(inputs, site: str) -> float:
@@ -344,17 +378,21 @@ def _cabled(inputs, fabric: Mode, floors: SiteFloors, reject, max_latency) -> li
     for all_lengths, sites in groups:
         lengths = dict(all_lengths)
         attach = attach_cables(inputs, fabric, lengths.pop(ATTACH))
-        tiers = [("node_leaf", fabric.g0, lengths["node_leaf"])]
+        cage = {role: cage_gbps(switch_rows(inputs)[model]) for role, model in
+                (("leaf", fabric.leaf), ("spine", fabric.spine), ("core", fabric.core)) if model}
+        tiers = [("node_leaf", fabric.g0, lengths["node_leaf"], (cage["leaf"],))]
         if fabric.topology == "leaf_mesh" and fabric.tiers == 2:
-            tiers.append(("leaf_leaf", fabric.g0, lengths["leaf_spine"]))
+            tiers.append(("leaf_leaf", fabric.g0, lengths["leaf_spine"], (cage["leaf"],)))
         elif fabric.tiers >= 2:
-            tiers.append(("leaf_spine", fabric.g1, lengths["leaf_spine"]))
+            tiers.append(("leaf_spine", fabric.g1, lengths["leaf_spine"], (cage["leaf"], cage["spine"])))
         if fabric.tiers == 3:
-            tiers.append(("spine_core", fabric.g2, lengths["spine_core"]))
-        options = [cable_options(inputs, tier, gbps, length) for tier, gbps, length in tiers]
-        missing = next(((g, length) for (_, g, length), o in zip(tiers, options) if not o), None)
+            tiers.append(("spine_core", fabric.g2, lengths["spine_core"], (cage["spine"], cage["core"])))
+        options = [cable_options(inputs, *tier) for tier in tiers]
+        missing = next((tier for tier, o in zip(tiers, options) if not o), None)
         if missing:
-            reasons.append((f"no cable or optic for {missing[0]}G over {missing[1]:g} m", fabric.id))
+            _, g, length, cages = missing
+            reasons.append((f"no cable or optic for {g}G over {length:g} m that fills a "
+                            f"{'G or '.join(str(c) for c in sorted(set(cages)))}G cage", fabric.id))
             continue
         propagation = PROPAGATION_NS_PER_M * _path_m(fabric, lengths) / 1e3
         breakdown = {**fabric.latency_breakdown_us, "propagation": propagation}
@@ -373,11 +411,13 @@ def _cabled(inputs, fabric: Mode, floors: SiteFloors, reject, max_latency) -> li
 
 def attach_cables(inputs, fabric: Mode, length_m: float) -> tuple[Cable, ...]:
     """Cables for DCI router-to-leaf links of ``fabric``: a router port at the NIC speed takes a leaf down port
-    as a NIC does; none when no DCI router (role dci) is of the leaf's family with a port at that speed."""
+    as a NIC does (the item fills the leaf's cage); none when no DCI router (role dci) is of the leaf's family
+    with a port at that speed."""
     leaf_family = switch_rows(inputs)[fabric.leaf]["family"]
     routers = [row for row in switch_rows(inputs).values()
                if "dci" in row["roles"] and row["family"] == leaf_family and fabric.g0 in row["port_modes"]]
-    return cable_options(inputs, ATTACH, fabric.g0, length_m) if routers else ()
+    cages = (cage_gbps(switch_rows(inputs)[fabric.leaf]),)
+    return cable_options(inputs, ATTACH, fabric.g0, length_m, cages) if routers else ()
 
 
 def _path_m(fabric: Mode, lengths: dict) -> float:
@@ -446,7 +486,7 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
     elif mesh2:
         d1, u1 = mesh_split(leaf_pool, g0, level1, mesh_leaves)
     else:
-        d1, u1 = split_ports(tuple(switches[leaf]["port_modes"].items()), g0, g1, level1)
+        d1, u1 = split_ports(tuple(switches[leaf]["port_modes"].items()), g0, g1, level1, switch_cages(switches[leaf]))
     if d1 <= 0 or (tiers >= 2 and u1 <= 0):
         reject("switch too small for the oversubscription split", label)
         return
@@ -454,7 +494,8 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
     if tiers == 2 and not mesh2:
         spine_ports = int(pool_gbps(switches[spine]) // g1)
     if tiers == 3:
-        d2, u2 = split_ports(tuple(switches[spine]["port_modes"].items()), g1, g2, level2)
+        d2, u2 = split_ports(tuple(switches[spine]["port_modes"].items()), g1, g2, level2,
+                             switch_cages(switches[spine]))
         core_ports = int(pool_gbps(switches[core]) // g2)
         if d2 <= 0 or u2 <= 0:
             reject("switch too small for the oversubscription split", label)

@@ -18,7 +18,7 @@ import pyomo.environ as pyo
 from models.intersite import (InterSite, bdp_mb, end_watts, failure_groups, fiber_gbps, is_gray, line_usd,
                               links_on_pairs)
 from models.layout import support_length
-from models.modes import Mode, power_cap_mw, site_layout_of, site_node_limits
+from models.modes import Mode, power_cap_mw, site_layout_of, site_node_limits, switch_cages
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -318,8 +318,8 @@ def tier_links(m, s, i):
 
 
 def twin_tiers(mode: Mode) -> list[int]:
-    """Cable tiers carried by multi-link (twin-port) transceivers."""
-    return [t for t, c in enumerate(mode.cables) if c.kind == "transceiver" and c.links_per_module > 1]
+    """Cable tiers carried by multi-link items: twin-port transceivers, or splitter cables (node links)."""
+    return [t for t, c in enumerate(mode.cables) if c.links_per_module > 1]
 
 
 def pooled_ends(mode: Mode, t: int) -> bool:
@@ -331,7 +331,9 @@ def pooled_ends(mode: Mode, t: int) -> bool:
 def cable_items(m, s, i, t, links):
     """Cables, or transceiver modules, of tier t. One cable per link; single-link transceivers 2 per link;
     twin-port modules are counted per switch (ceil(ports / links_per_module) in each switch): exactly at
-    nodes, leaves, aggregation uplinks and 2-tier spines, in aggregate at the ends noted in pooled_ends."""
+    nodes, leaves, aggregation uplinks and 2-tier spines, in aggregate at the ends noted in pooled_ends; a 1:k
+    splitter cable (node links) fills a leaf cage and ends on k NICs: ceil(links / k) over the leaves, in
+    aggregate."""
     mode = m.data.modes[i]
     cable = mode.cables[t]
     if t not in twin_tiers(mode):
@@ -340,7 +342,7 @@ def cable_items(m, s, i, t, links):
     mult = m.data.multiplier[i]
     pooled = m.modules[s, i, t] if (s, i, t) in m.SMT else 0
     if t == 0:
-        return -(-int(m.data.node["nics_per_node"]) // k) * m.nodes[s, i] + pooled
+        return pooled if cable.cable else -(-int(m.data.node["nics_per_node"]) // k) * m.nodes[s, i] + pooled
     if cable.tier == "spine_core":
         return mult * -(-mode.u2 // k) * m.agg[s, i] + pooled
     leaf_ends = mult * -(-mode.u1 // k) * leaf_count(m, s, i)
@@ -646,9 +648,8 @@ def router_groups(m, s) -> list[tuple[str, int]]:
 
 
 def router_cages(sw, k: str) -> int:
-    """Cages of router k: its ports at its fastest speed."""
-    modes = sw.loc[k, "port_modes"]
-    return modes[max(modes)]
+    """Cages of router k: those it declares, else its ports at its fastest speed (models.modes.switch_cages)."""
+    return switch_cages(sw.loc[k])
 
 
 def router_lanes(sw, k: str, gbps: int) -> int:

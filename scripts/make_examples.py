@@ -39,7 +39,7 @@ def default_workbook() -> dict:
     return {
         "project": {
             "name": "default", "gpus_required": 50_000, "node_type": "DGX B200",
-            "budget_usd": 4_245_000_000, "objective": "min_latency", "max_fabric_latency_us": 4.0,
+            "budget_usd": 4_275_000_000, "objective": "min_latency", "max_fabric_latency_us": 4.0,
             "max_site_rtt_ms": 8.0, "max_oversubscription": 1, "dci_ratio": 0.125,
         },
         "sites": [

@@ -24,6 +24,8 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 #: the planner's cable length per tier (the oracle takes no floor layout: books set all three) and no
 #: support networks and fiber plant (per-node and per-link lines the oracle does not size)
 PLANNER_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150,
@@ -103,10 +105,11 @@ class Link:
         return self.kind in ("dac", "aoc")
 
     def items(self, ends: list[tuple[int, int]], links: int) -> int:
-        """A cable per link; else a transceiver module per link end, a multi-link module serving up to
-        ``per_module`` ends of one device. ``ends`` lists (devices, ends on each) for every end group."""
+        """A cable per link (a 1:k splitter per k node links, all on leaves: ceil(links / k)); else a transceiver
+        module per link end, a multi-link module serving up to ``per_module`` ends of one device. ``ends`` lists
+        (devices, ends on each) for every end group."""
         if self.cable:
-            return links
+            return -(-links // self.per_module)
         k = self.per_module
         return sum(devices * -(-each // k) for devices, each in ends)
 
@@ -172,17 +175,24 @@ def _split_set(options, ratio, limit: float, rules: Rules) -> set:
     return {x for x in found if x is not None}
 
 
-def clos_splits(modes, g_down: int, g_up: int, limit: float, rules: Rules) -> set:
+def cage_speed(sw, model: str) -> int:
+    """Gb/s of one of a switch's cages: its bandwidth over its cages (declared, else its ports at its fastest
+    speed)."""
+    ports = speeds_of(sw.loc[model, "port_modes"])
+    declared = sw.loc[model].get("cages")
+    return bandwidth(sw.loc[model, "port_modes"]) // (ports[max(ports)] if pd.isna(declared) else int(declared))
+
+
+def clos_splits(modes, g_down: int, g_up: int, limit: float, rules: Rules, cage: int) -> set:
     """Splits (d down at g_down, u up at g_up) of a switch with d g_down <= level u g_up, within its bandwidth
-    and, at two speeds, its cages: a cage is a port at its fastest speed, holding fastest / g ports of g."""
-    ports, pool = speeds_of(modes), bandwidth(modes)
-    fastest = max(ports)
+    and its cages of ``cage`` Gb/s, each holding cage / g ports of g."""
+    pool = bandwidth(modes)
 
     def cages(n, g):
-        return -(-n * g // fastest) if g_down != g_up else 0
+        return -(-n * g // cage)
 
     options = [(d, u) for u in range(1, pool // g_up + 1) for d in range(1, (pool - u * g_up) // g_down + 1)
-               if cages(d, g_down) + cages(u, g_up) <= ports[fastest]]
+               if cages(d, g_down) + cages(u, g_up) <= pool // cage]
     return _split_set(options, lambda d, u: d * g_down / (u * g_up), limit, rules)
 
 
@@ -195,17 +205,21 @@ def mesh_splits(pool: int, g: int, limit: float, leaves: int, rules: Rules) -> s
     return _split_set(options, lambda d, u: d * 2 * (leaves - 1) / (u * leaves), limit, rules)
 
 
-def cable_options(inputs, tier: str, gbps: int, length_m: float) -> list[Link]:
-    """Cables and transceivers that carry gbps over length_m. One is left out only when another
-    costs no more and draws no more power for every link count (items per link exact: 1 or 2)."""
+def cable_options(inputs, tier: str, gbps: int, length_m: float, cages: tuple[int, ...]) -> list[Link]:
+    """Cables and transceivers that carry gbps over length_m and whose switch end fills the cages at each
+    switch end (``cages``: their Gb/s): gbps x links_per_module equal to each; a splitter cable (more than one
+    link) only on node links, its legs on NICs. One is left out only when another costs no more and draws no
+    more power for every link count (items per link exact: 1 or 2)."""
     found = []
     for name, row in inputs.optics.iterrows():
-        if int(row["gbps"]) == gbps and float(row["reach_m"]) >= length_m:
+        k, cable = int(row["links_per_module"]), row["kind"] in ("dac", "aoc")
+        fits = all(gbps * k == c for c in cages) and not (cable and k > 1 and tier != "node_leaf")
+        if int(row["gbps"]) == gbps and float(row["reach_m"]) >= length_m and fits:
             found.append(Link(tier, gbps, str(name), str(row["kind"]), int(row["links_per_module"]),
                               float(row["price_usd"]), float(row["power_w"])))
 
     def per_link(k: Link):  # items per link, when it does not depend on how ends share devices
-        items = 1 if k.cable else 2 if k.per_module == 1 else None
+        items = None if k.per_module > 1 else 1 if k.cable else 2
         return None if items is None else (items * k.price, items * k.watts)
 
     out = []
@@ -271,6 +285,7 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
     mesh = topology == "leaf_mesh" and tiers == 2
     leaf_pool = bandwidth(sw.loc[leaf, "port_modes"])
     out = []
+    cage = {m: cage_speed(sw, m) for m in (leaf, spine, core) if m}
     if tiers == 1:
         combos = [(None, None, leaf_pool // g0, 0, 0, 0, 0)]
     elif mesh:
@@ -279,12 +294,12 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
                   for d, u in mesh_splits(leaf_pool, g0, limit, size, rules)}
     elif tiers == 2:
         combos = [(g1, None, d, u, 0, 0, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
-                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules)]
-    else:
+                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules, cage[leaf])]
+    elif tiers == 3:
         combos = [(g1, g2, d, u, d2, u2, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
                   for g2 in _up_speeds(rules, g1, spine, core, sw)
-                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules)
-                  for d2, u2 in clos_splits(sw.loc[spine, "port_modes"], g1, g2, limit, rules)]
+                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules, cage[leaf])
+                  for d2, u2 in clos_splits(sw.loc[spine, "port_modes"], g1, g2, limit, rules, cage[spine])]
     lat_ns = {m: float(sw.loc[m, "latency_ns"]) for m in (leaf, spine, core) if m}
     nic_ns = float(inputs.protocols.loc[protocol, "nic_latency_ns"])
     nl, ls, sc = lengths
@@ -304,14 +319,14 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
     for g1, g2, d1, u1, d2, u2, mesh_leaves in sorted(combos, key=str):
         spine_ports = bandwidth(sw.loc[spine, "port_modes"]) // g1 if tiers == 2 and not mesh else 0
         core_ports = bandwidth(sw.loc[core, "port_modes"]) // g2 if tiers == 3 else 0
-        tiers_links = [("node_leaf", g0, nl)]
+        tiers_links = [("node_leaf", g0, nl, (cage[leaf],))]
         if mesh:
-            tiers_links.append(("leaf_leaf", g0, ls))
+            tiers_links.append(("leaf_leaf", g0, ls, (cage[leaf],)))
         elif tiers >= 2:
-            tiers_links.append(("leaf_spine", g1, ls))
+            tiers_links.append(("leaf_spine", g1, ls, (cage[leaf], cage[spine])))
         if tiers == 3:
-            tiers_links.append(("spine_core", g2, sc))
-        choices = [cable_options(inputs, t, g, m) for t, g, m in tiers_links]
+            tiers_links.append(("spine_core", g2, sc, (cage[spine], cage[core])))
+        choices = [cable_options(inputs, *tier) for tier in tiers_links]
         for cables in itertools.product(*choices):
             out.append(Fabric(topology, tiers, protocol, leaf, spine, core, g0, g1, g2, d1, u1, d2, u2,
                               spine_ports, core_ports, mesh_leaves, tuple(cables), latency_us))
@@ -463,7 +478,8 @@ class Oracle:
             return []
         nics = int(self.node["nics_per_node"])
         options = []
-        for k in cable_options(self.inputs, "dci_attach", f.g0, float(self.p["cable_m_dci_attach"])):
+        for k in cable_options(self.inputs, "dci_attach", f.g0, float(self.p["cable_m_dci_attach"]),
+                               (cage_speed(sw, f.leaf),)):
             items = nics if k.cable else -(-nics // k.per_module) + nics
             options.append((items * k.price, items * k.watts))
         return options
@@ -536,7 +552,7 @@ class Oracle:
         models = [m for m in sw.index if "dci" in roles_of(sw.loc[m, "roles"]) and sw.loc[m, "family"] == family
                   and speeds <= set(speeds_of(sw.loc[m, "port_modes"]))]
         modes = {m: speeds_of(sw.loc[m, "port_modes"]) for m in models}
-        cages = {m: modes[m][max(modes[m])] for m in models}
+        cages = {m: bandwidth(sw.loc[m, "port_modes"]) // cage_speed(sw, m) for m in models}
         buf = {m: float(sw.loc[m, "buffer_mb"]) for m in models}
 
         def lanes(m, g):
@@ -759,7 +775,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
     1-3 fabric switches of 3-16 ports, 0-2 DCI routers, 1-4 optics, 1-2 coherent types, a node type of
     1-4 NICs over 1-2 planes, 1..max_sites sites of 1-8 nodes, routes between most site pairs. About
     half the multi-site instances need more GPUs than one site holds. No workload sheet. ``budget``,
-    ``min_latency`` and ``twin_port`` allow a budget, the min_latency objective, twin-port modules;
+    ``min_latency`` and ``twin_port`` allow a budget, the min_latency objective, multi-link items (twin-port
+    modules and splitters, drawn to fill a cage);
     ``multi_site`` draws at least two sites and, when they can, more GPUs than one site holds; ``resilience``
     sometimes puts routes in one srlg group and sets route_diversity, one_dci_router_model, power_headroom."""
     from hypothesis import strategies as st
@@ -813,6 +830,8 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                 price_usd=pick([20_000, 60_000]), roles="dci", **src))
         fabric_speeds = sorted({g for x in switches if x["roles"] != "dci" for g in speeds_of(x["port_modes"])})
         up_speeds = [g for g in fabric_speeds if g >= g0] or fabric_speeds
+        cage_speeds = {max(speeds_of(x["port_modes"])) for x in switches if x["roles"] != "dci"}
+        base_cage = max(speeds_of(switches[0]["port_modes"]))
         optics = []
         for i in range(pick([2, 3, 1, 4])):
             kind = pick(["dac", "aoc", "transceiver"])
@@ -822,9 +841,15 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                 gbps, reach = pick(up_speeds), pick([500, 100])
             else:
                 gbps, reach = pick(fabric_speeds), pick([3, 30, 100, 500])
+            # links an item carries: what fills a drawn switch's cage at this speed (a twin-port module or a
+            # splitter where the cage is faster)
+            fills = sorted({c // gbps for c in cage_speeds if c % gbps == 0}) or [1]
+            base_fill = base_cage // gbps if base_cage % gbps == 0 else None
+            k = base_fill if i < 2 and base_fill and often() else pick(fills if twin_port else fills[:1])
+            if i == 0 and k > 1 and often(2):  # a twin-port module at the NIC speed also joins DCI routers
+                kind, reach = "transceiver", max(reach, 100)
             optics.append(dict(name=f"opt{i}", gbps=gbps, kind=kind, reach_m=reach, power_w=pick([0.1, 8.0]),
-                               price_usd=pick([100, 600]),
-                               links_per_module=pick([1, 2]) if kind == "transceiver" and twin_port else 1, **src))
+                               price_usd=pick([100, 600]), links_per_module=k, **src))
         sites = []
         for i in range(draw(st.integers(2 if multi_site else 1, max_sites))):
             sites.append(dict(name=f"s{i}", power_mw=pick([0.1, 0.3, 1.0, 0.04]), pue=pick([1.1, 1.4]),

@@ -262,9 +262,11 @@ def switch_price_off(d):
     (one_spine_fewer, ["3 spine switch(es) use more port bandwidth", "uniform striping broken at 8 switch(es)",
                        "BOM lists 12 QM9700 (switches), the fabric has 11"]),
     (one_leaf_fewer, ["7 leaves in a plane, but rail_optimized needs one per rail per SU: 8 rails x 1 SUs = 8",
-                      "32 of 256 NICs in plane 1 have no leaf port", "BOM lists 256 400G OSFP DAC (optics), the fabric has 224"]),
+                      "32 of 256 NICs in plane 1 have no leaf port",
+                      "BOM lists 128 800G OSFP to 2x400G OSFP splitter DAC (optics), the fabric has 112"]),
     (power_off, ["facility power is", "the design reports", "totals.power_mw"]),
-    (dac_quantity_off, ["BOM lists 257 400G OSFP DAC (optics), the fabric has 256", "is not quantity x unit price"]),
+    (dac_quantity_off, ["BOM lists 129 800G OSFP to 2x400G OSFP splitter DAC (optics), the fabric has 128",
+                       "is not quantity x unit price"]),
     (switch_price_off, ["unit $35,001.00", "the catalog says $35,000.00"]),
     (lambda d: d["sites"][0].update(fabric_latency_us=1.9), ["one-way latency is 2.0300 us by graph search, the design "
                                                              "reports 1.9000 us"]),
@@ -300,6 +302,14 @@ def pair_beyond(d):
     d["links"][0]["fiber_pairs"] = 5
 
 
+def attach_item(name: str):
+    def change(d):
+        for entry in d["sites"]:
+            for cable in (entry.get("dci_attachment") or {}).get("cables", []):
+                cable["item"] = name
+    return change
+
+
 @pytest.mark.parametrize("change, expected", [
     (wavelength_fewer, ["coherent_ports is 32, 30 by the rule", "capacity_gbps is 12800, 12000 by the rule",
                         "BOM lists 16 800ZR modules, its routes carry 15 wavelengths",
@@ -313,6 +323,11 @@ def pair_beyond(d):
     (lambda d: d["inputs"]["coherent"][2].update(reach_km=90), ["800ZR reaches 90 km, the route is 100 km"]),
     (lambda d: [s.update(buffer_mb=100.0) for s in d["inputs"]["switches"] if s["model"] == "ib-dci"],
      ["dc1: DCI router buffers hold 100 MB, the bandwidth-delay product needs 1,568 MB"]),
+    # an attachment link takes a leaf down port as a NIC does: its item fills the QM9700's 800G twin-port cage
+    (attach_item("400G OSFP AOC"), ["dc1: dci_attach item 400G OSFP AOC takes a 400G cage, the leaf QM9700's "
+                                    "cages are 800G"]),
+    (attach_item("800G OSFP to 2x400G OSFP splitter DAC"),
+     ["dc1: dci_attach cable 800G OSFP to 2x400G OSFP splitter DAC is a 1:2 splitter; its legs fit NICs"]),
 ])
 def test_broken_intersite_is_rejected(two_sites, change, expected):
     text = "\n".join(audit(mutated(two_sites, change)))
@@ -441,12 +456,14 @@ def test_cabling_lists_every_link_port_to_port(tmp_path, two_sites):
     ends = Counter((r["device"], r["port"]) for r in rows) + Counter((r["peer_device"], r["peer_port"]) for r in rows)
     assert max(ends.values()) == 1  # no port used twice
     first = rows[0]
+    # a QM9700's 64 x 400G ports sit in 32 twin-port cages: a NIC link is lane 1 or 2 of a leaf cage
     assert (first["device"], first["port"], first["peer_device"], first["peer_port"]) == (
-        "dc1-node-0001", "p1", "dc1-leaf-r1-su1", "p1")
+        "dc1-node-0001", "p1", "dc1-leaf-r1-su1", "p1/1")
     uplink = next(r for r in rows if r["peer_device"] == "dc1-spine-01")
-    assert (uplink["device"], uplink["port"], uplink["peer_port"]) == ("dc1-leaf-r1-su1", "p33", "p1")
-    spine_ports = [int(r["peer_port"][1:]) for r in rows if r["peer_device"].startswith("dc1-spine")]
-    assert max(spine_ports) == 64
+    # 32 NIC links fill the leaf's cages 1-16, its uplinks start at cage 17
+    assert (uplink["device"], uplink["port"], uplink["peer_port"]) == ("dc1-leaf-r1-su1", "p17/1", "p1/1")
+    spine_cages = [int(r["peer_port"][1:].split("/")[0]) for r in rows if r["peer_device"].startswith("dc1-spine")]
+    assert max(spine_cages) == 32
     wave = next(r for r in rows if r["item"] == "800ZR")
     assert (wave["site"], wave["speed_gbps"], wave["length_m"]) == ("dc1--dc2", "800", "100000.0")
 

@@ -251,26 +251,34 @@ def test_rail_only_two_tier_per_rail(tmp_path):
                10_487_000)
 
 
+TWIN_CAGES = dict(SW64, cages=32)  # 64 x 400G in 32 twin-port cages of 800G, as a QM9700
+SPLIT = dict(DAC, name="split400", price_usd=200, power_w=2, links_per_module=2)  # 1:2 splitter, 2 x dac400's figures
+
+
 def test_twin_port_module_carries_two_links(tmp_path):
-    """test_leaf_spine_two_tier with a twin-port module (2 links a module, 15 W, $800) as the only
-    50 m optic: 128 leaf-spine links have 256 ends, 256 / 2 = 128 modules.
+    """test_leaf_spine_two_tier on a switch of 32 twin-port cages, with a twin-port module (2 links a module, 15 W,
+    $800) as the only 50 m optic: 128 leaf-spine links have 256 ends, 256 / 2 = 128 modules. A single-link DAC
+    would leave a lane of each cage dark: the nodes take 1:2 splitter DACs ($200, 2 W), 128 / 2 = 64 of them.
     IT watts = 160,000 + 3,000 + 128 + 128 x 15 = 165,048 W; facility 247,572 W.
     capex = 1,600,000 + 60,000 + 12,800 + 102,400 + 1,000 + 247,572 = $2,023,772."""
     twin = dict(SR, name="twin400", power_w=15, price_usd=800, links_per_module=2)
-    sol = design(tmp_path, tables(128, optics=(DAC, twin), topologies_allowed="leaf_spine"))
+    sol = design(tmp_path, tables(128, switches=(TWIN_CAGES,), optics=(DAC, SPLIT, twin),
+                                  topologies_allowed="leaf_spine"))
     check_site(sol, {"leaf": {"sw64": 4}, "spine": {"sw64": 2}},
-               {"node_leaf": (128, "dac400", 128), "leaf_spine": (128, "twin400", 128)},
+               {"node_leaf": (128, "split400", 64), "leaf_spine": (128, "twin400", 128)},
                2_023_772, 0.247572)
     assert bom_lines(sol)[("s1", "optics", "twin400")] == (128, 102_400, 1_920)
 
 
 def test_multi_link_modules_round_up(tmp_path):
     """Modules are whole items: 3 one-NIC nodes 10 m from their leaf (beyond the DAC) have 3 links,
-    6 link ends; a 4-link module covers them with ceil(6 / 4) = 2 items, not 1.5."""
+    6 link ends; a 4-link module (filling a 1,600G cage of 4 x 400G) covers them with ceil(6 / 4) = 2 items, not
+    1.5."""
     node = dict(NODE, name="n1", gpus_per_node=1, nics_per_node=1)
     quad = dict(SR, name="quad400", links_per_module=4)
-    sol = design(tmp_path, tables(3, node=node, optics=(DAC, quad), topologies_allowed="leaf_mesh",
-                                  cable_m_node_leaf=10))
+    switch = dict(SW64, port_modes="16x1600,64x400")
+    sol = design(tmp_path, tables(3, node=node, switches=(switch,), optics=(DAC, quad),
+                                  topologies_allowed="leaf_mesh", cable_m_node_leaf=10))
     s = opened(sol)["s1"]
     assert link_counts(s) == {"node_leaf": (3, "quad400", 4)}
     assert bom_lines(sol)[("s1", "optics", "quad400")][0] == 4
@@ -278,18 +286,20 @@ def test_multi_link_modules_round_up(tmp_path):
 
 def test_twin_port_modules_counted_per_switch(tmp_path):
     """A twin-port module sits in one switch: a leaf with an odd number of uplinks needs one module
-    more than half of them. max_oversubscription 5 splits 64 ports 53 down / 11 up (53 <= 5 x 11);
-    6 nodes (48 endpoints) need 1 leaf with 11 uplinks and 1 spine (a divisor of 11 with 64 ports).
-    Leaf end: ceil(11 / 2) = 6 modules; spine end: ceil(11 / 2) = 6 modules; 12 in all (the 11 of
-    an aggregate 2 x 11 / 2 would leave one uplink of the leaf and one port of the spine unserved)."""
+    more than half of them. max_oversubscription 5 on 32 twin-port cages: u = 11 uplinks take 6 cages, so
+    d <= 2 x (32 - 6) = 52 down ports (52 <= 5 x 11); 6 nodes (48 endpoints) need 1 leaf with 11 uplinks and 1
+    spine (a divisor of 11 with 64 ports). Leaf end: ceil(11 / 2) = 6 modules; spine end: ceil(11 / 2) = 6
+    modules; 12 in all (the 11 of an aggregate 2 x 11 / 2 would leave one uplink of the leaf and one port of the
+    spine unserved)."""
     twin = dict(SR, name="twin400", power_w=15, price_usd=800, links_per_module=2)
-    sol = design(tmp_path, tables(48, optics=(DAC, twin), topologies_allowed="leaf_spine",
-                                  max_oversubscription=5))
+    sol = design(tmp_path, tables(48, switches=(TWIN_CAGES,), optics=(DAC, SPLIT, twin),
+                                  topologies_allowed="leaf_spine", max_oversubscription=5))
     s = opened(sol)["s1"]
     assert tier_counts(s) == {"leaf": {"sw64": 1}, "spine": {"sw64": 1}}
     leaf = next(t for t in s["tiers"] if t["tier"] == "leaf")
-    assert (leaf["down_ports"], leaf["up_ports"]) == (53, 11)
+    assert (leaf["down_ports"], leaf["up_ports"]) == (52, 11)
     assert link_counts(s)["leaf_spine"] == (11, "twin400", 12)
+    assert link_counts(s)["node_leaf"] == (48, "split400", 24)
 
 
 # --------------------------------------------------------------------------------------------------

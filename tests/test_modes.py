@@ -137,8 +137,8 @@ def test_uplinks_at_every_speed_both_switches_have(tmp_path):
     eth = dict(SW64, model="eth", family="ethernet", port_modes="64x800,128x400,256x200")
     proto = dict(name="rocev2", switch_family="ethernet", nic_latency_ns=800, efficiency=0.9, lossless=True,
                  jitter_rank=2, source="test")
-    optics = [dict(DAC, name=f"dac{g}", gbps=g) for g in (200, 400, 800)] + [
-        dict(SR, name=f"sr{g}", gbps=g) for g in (200, 400, 800)]
+    optics = [dict(DAC, name=f"dac{g}", gbps=g, links_per_module=800 // g) for g in (200, 400, 800)] + [
+        dict(SR, name=f"sr{g}", gbps=g, links_per_module=800 // g) for g in (200, 400, 800)]  # fill 800G cages
     book = tables(8, switches=(eth,), optics=optics, protocols_allowed="rocev2", max_oversubscription=2)
     book["protocols"] = [proto]
     modeset = modes_of(tmp_path, book)
@@ -151,23 +151,34 @@ def test_uplinks_at_every_speed_both_switches_have(tmp_path):
 
 
 def test_cables_pareto_in_price_and_power():
-    """Per link: sr400 $1,000 / 20 W (two modules), twin $800 / 15 W (one twin module serves two link
-    ends), AOC $700 / 16 W, DAC out of reach at 50 m. The twin dominates sr400; AOC and twin stay."""
+    """In 800G cages at 400G, per link: twin $800 / 15 W at best (one twin module serves two link ends) and
+    $1,600 / 30 W at worst, the 1:2 splitter AOC $500 / 8 W at best and $1,000 / 16 W at worst: neither beats
+    the other; the single-link sr400, aoc100 and dac400 leave a lane dark and are not offered. Between two
+    switches the splitter's legs would not fill a cage: the twin alone. In 400G cages sr400 is $1,000 / 20 W (two
+    modules), beaten by aoc100 ($700 / 16 W); the DAC is out of reach at 50 m."""
     import pandas as pd
 
     rows = [DAC, SR, dict(SR, name="twin", price_usd=800, power_w=15, links_per_module=2),
+            dict(DAC, name="split", kind="aoc", reach_m=100, price_usd=1000, power_w=16, links_per_module=2),
             dict(DAC, name="aoc", kind="aoc", reach_m=30, price_usd=700, power_w=16),
             dict(DAC, name="aoc100", kind="aoc", reach_m=100, price_usd=700, power_w=16)]
     optics = pd.DataFrame(rows).set_index("name")
-    picked = {c.item: (c.unit_price * c.modules_per_link, c.unit_power_w * c.modules_per_link)
-              for c in choose_cables(optics, "leaf_spine", 400, 50)}
-    assert picked == {"twin": (800, 15), "aoc100": (700, 16)}
-    assert [c.item for c in choose_cables(optics, "node_leaf", 400, 3)] == ["dac400"]
-    assert choose_cables(optics, "spine_core", 800, 3) == []
+
+    def picked(tier, gbps, length, cages):
+        return {c.item: (c.unit_price * c.modules_per_link, c.unit_power_w * c.modules_per_link)
+                for c in choose_cables(optics, tier, gbps, length, cages)}
+
+    assert picked("node_leaf", 400, 50, (800,)) == {"twin": (800, 15), "split": (500, 8)}
+    assert picked("leaf_spine", 400, 50, (800, 800)) == {"twin": (800, 15)}
+    assert picked("leaf_spine", 400, 50, (400, 400)) == {"aoc100": (700, 16)}
+    assert picked("leaf_spine", 400, 50, (400, 800)) == {}  # no item fills both ends' cages
+    assert [c.item for c in choose_cables(optics, "node_leaf", 400, 3, (400,))] == ["dac400"]
+    assert choose_cables(optics, "spine_core", 800, 3, (800, 800)) == []
 
 
 @pytest.mark.parametrize("kind, links, expected", [("dac", 1, 1.0), ("aoc", 1, 1.0), ("transceiver", 1, 2.0),
-                                                   ("transceiver", 2, 1.0), ("transceiver", 4, 0.5)])
+                                                   ("transceiver", 2, 1.0), ("transceiver", 4, 0.5),
+                                                   ("dac", 2, 0.5), ("aoc", 4, 0.25)])
 def test_items_per_link(kind, links, expected):
     assert Cable("leaf_spine", 400, 50, "x", kind, links, 1.0, 1.0).modules_per_link == expected
 

@@ -23,6 +23,7 @@ from designer.solve.run import SolveOptions, solve
 from designer.solve.spares import spare_lines
 
 SMALL = "4x800,8x400,16x200"
+SPLITTER = "800G OSFP to 2x400G OSFP splitter DAC"  # a 400G NIC link in an 800G cage: one of its two legs
 
 
 def leaf_spine(nodes: int, leaves: int, spines: int, down: tuple[int, int], up: tuple[int, int],
@@ -34,14 +35,15 @@ def leaf_spine(nodes: int, leaves: int, spines: int, down: tuple[int, int], up: 
                             "down_gbps": down[1], "up_gbps": up[1]},
                            {"tier": "spine", "model": "s", "count": spines, "down_ports": spine_ports[0],
                             "up_ports": 0, "down_gbps": spine_ports[1], "up_gbps": None}],
-                       "fabric_links": [{"tier": "node_leaf", "item": "400G OSFP DAC", "kind": "dac", "length_m": 3},
+                       "fabric_links": [{"tier": "node_leaf", "item": SPLITTER, "kind": "dac", "length_m": 3},
                                         {"tier": "leaf_spine", "item": "800G OSFP 2xSR4 twin-port (2x400G)",
                                          "kind": "transceiver", "length_m": 30}]}],
             "inputs": {"project": {"node_type": "n1"},
                        "node_types": [{"name": "n1", "nics_per_node": 1, "planes": 1}],
                        "switches": [{"model": "s", "port_modes": SMALL}],
                        "optics": [{"name": "800G OSFP 2xSR4 twin-port (2x400G)", "kind": "transceiver",
-                                   "links_per_module": 2}]}}
+                                   "links_per_module": 2},
+                                  {"name": SPLITTER, "kind": "dac", "links_per_module": 2}]}}
 
 
 def test_cabling_names_cages_and_lanes():
@@ -128,8 +130,9 @@ def one_su(tmp_path_factory) -> dict:
 
 def test_spares_of_one_su(one_su):
     spares = {s["item"]: s["quantity"] for s in one_su["spares"]}
-    # 256 DACs and 256 twin-port modules at 2%: 6 each; 12 fabric + 5 storage QM9700 at one per 50: 1
-    assert (spares["400G OSFP DAC"], spares["800G OSFP 2xSR4 twin-port (2x400G)"], spares["QM9700"]) == (6, 6, 1)
+    # the 256 NIC links fill the leaves' 800G twin-port cages: 128 1:2 splitter DACs at 2%: 3; 256 twin-port
+    # modules at 2%: 6; 12 fabric + 5 storage QM9700 at one per 50: 1
+    assert (spares[SPLITTER], spares["800G OSFP 2xSR4 twin-port (2x400G)"], spares["QM9700"]) == (3, 6, 1)
     totals = one_su["totals"]
     assert totals["spares_usd"] == sum(s["extended_usd"] for s in one_su["spares"]) > 0
     assert totals["capex_with_spares_usd"] == totals["capex_usd"] + totals["spares_usd"]
@@ -141,7 +144,7 @@ def test_spares_of_one_su(one_su):
 
 
 @pytest.mark.parametrize("change, expected", [
-    (lambda d: d["spares"][0].update(quantity=d["spares"][0]["quantity"] + 1), "the spares rules give 6"),
+    (lambda d: d["spares"][0].update(quantity=d["spares"][0]["quantity"] + 1), "the spares rules give 3"),
     (lambda d: d["totals"].update(spares_usd=0.0), "totals.spares_usd $0.00"),
     (lambda d: d["inputs"]["project"].update(spares_switch_per=10), "spares dc1 / QM9700: 1, the spares rules give 2"),
 ])
@@ -154,7 +157,8 @@ def test_audit_rechecks_the_spares(one_su, change, expected):
 def test_optics_per_device_reconcile_with_the_bom(one_su):
     frame = optics_per_device(one_su)
     rows = {(r.device, r.item, r.per_device): (r.devices, r.total) for r in frame.itertuples()}
-    assert rows[("node", "400G OSFP DAC", 8)] == (32, 256)  # a DAC counted at its node end
+    assert not any(device == "node" and item == SPLITTER for device, item, _ in rows)
+    assert rows[("leaf", SPLITTER, 16)] == (8, 128)  # a splitter counted at its switch end: 32 NICs a leaf, 2 a cable
     assert rows[("leaf", "800G OSFP 2xSR4 twin-port (2x400G)", 16)] == (8, 128)  # 32 uplinks a leaf, 2 a module
     assert rows[("spine", "800G OSFP 2xSR4 twin-port (2x400G)", 32)] == (4, 128)
     # 32 nodes x 2 storage ports: a module at the node, and 64 spread over the 5 storage switches
@@ -176,9 +180,9 @@ def test_outputs_carry_spares_ports_and_optics(tmp_path, one_su):
     book = pd.read_excel(tmp_path / "design.xlsx", sheet_name=None)
     assert book["optics_per_device"]["total"].sum() == pd.read_csv(tmp_path / "optics_per_device.csv")["total"].sum()
     leaf = book["switches"].set_index("tier").loc["leaf"]
-    assert (leaf["used_ports"], leaf["total_ports"], leaf["used_cages"], leaf["total_cages"]) == (512, 512, 512, 512)
+    assert (leaf["used_ports"], leaf["total_ports"], leaf["used_cages"], leaf["total_cages"]) == (512, 512, 256, 256)
     text = render_markdown(one_su)
-    assert "| spine | QM9700 | 4 | 400G | 64 | 0 | 100.0% | 256 / 256 (100.0%) | 256 / 256 (100.0%) |" in text
+    assert "| spine | QM9700 | 4 | 400G | 64 | 0 | 100.0% | 256 / 256 (100.0%) | 128 / 128 (100.0%) |" in text
     assert "## Spares" in text and "capex with spares" in text
 
 

@@ -300,7 +300,8 @@ def check_bisection(entry, graph, cat, design) -> list[str]:
 @functools.lru_cache(maxsize=4)
 def device_items(graph, cat) -> tuple[Counter, Counter]:
     """(links per tier, cables or modules per (device, item)) in the graph; a device is a switch's name or
-    ("node", k). A cable is counted at its lower end, a single-link transceiver at each end. A twin-port module
+    ("node", k). A cable is counted at its lower end, a 1:k splitter cable at its switch end as a twin-port
+    module is, a single-link transceiver at each end. A twin-port module
     (k links) sits in one device: ceil(link ends / k) per node, leaf uplink side, aggregation uplink side and
     2-tier spine (their port counts follow from the design's split); in aggregate, ceil(ends / k) over the tier,
     at the leaf side of NIC links and the upper side of 3-tier links, whose per-switch split is a wiring choice
@@ -319,13 +320,14 @@ def device_items(graph, cat) -> tuple[Counter, Counter]:
         lows = (Counter(("node", n) for n, _ in members(graph, low, graph.graph["rails"]))
                 if graph.nodes[low]["role"] == "endpoints" else Counter({low: e["count"]}))
         lpm = int(optic.get("links_per_module") or 1)
-        if optic["kind"] in ("dac", "aoc"):
+        cable = optic["kind"] in ("dac", "aoc")
+        if lpm == 1:
             items.update({(d, item): n for d, n in lows.items()})
-        elif lpm == 1:
-            items.update({(d, item): n for d, n in lows.items()})
-            items[high, item] += e["count"]
+            if not cable:
+                items[high, item] += e["count"]
         else:
-            ends[tier, item, None].update(lows)
+            if not cable:  # a splitter cable is counted at its switch end only
+                ends[tier, item, None].update(lows)
             pooled = tier == "node_leaf" or (three and tier != "leaf_leaf")
             ends[tier, item, graph.nodes[high]["role"] if pooled else None][high] += e["count"]
     for (tier, item, pool), at in ends.items():
@@ -381,11 +383,32 @@ def check_cables(entry, graph, cat, design) -> list[str]:
                        f"(fabric_links says {lk['gbps']}G)")
         if lk["count"] != links[tier]:
             out.append(f"{site}: fabric_links reports {lk['count']} {tier} links, the fabric has {links[tier]}")
+        out += cage_fit(site, tier, optic, tier_rows(entry), cat)
         role, key = DECLARED_SPEED[tier]
         declared = tier_rows(entry).get(role, {}).get(key)
         if declared is not None and declared != lk["gbps"]:
             out.append(f"{site}: the {role} tier declares {declared}G {key.split('_')[0]} ports, its {tier} links run at "
                        f"{lk['gbps']}G")
+    return out
+
+
+SWITCH_ENDS = {"node_leaf": ("leaf",), "leaf_leaf": ("leaf",), "leaf_spine": ("leaf", "spine"),
+               "spine_core": ("spine", "core"), "dci_attach": ("leaf",)}
+
+
+def cage_fit(site: str, tier: str, optic: dict, rows: dict, cat) -> list[str]:
+    """An item fills the cage at each switch end of its tier (of a DCI attachment, the leaf end, as models.modes.
+    attach_cables has it): gbps x links_per_module = the cage's speed (a
+    switch's bandwidth over its cages); a splitter cable (a DAC or AOC of more than one link) only on node links,
+    its legs on NICs."""
+    out, k = [], int(optic.get("links_per_module") or 1)
+    if optic["kind"] in ("dac", "aoc") and k > 1 and tier != "node_leaf":
+        out.append(f"{site}: {tier} cable {optic['name']} is a 1:{k} splitter; its legs fit NICs, not switch cages")
+    for role in SWITCH_ENDS[tier]:
+        model = rows.get(role, {}).get("model")
+        if model in cat.switches and int(optic["gbps"]) * k != cat.cage_gbps(model):
+            out.append(f"{site}: {tier} item {optic['name']} takes a {int(optic['gbps']) * k}G cage, the {role} "
+                       f"{model}'s cages are {cat.cage_gbps(model)}G")
     return out
 
 
@@ -583,8 +606,9 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
     """A site carrying inter-site traffic joins its DCI routers to its fabric: attachments of one node's NIC
     ports each (nics_per_node links at the NIC speed) on leaf down ports the nodes leave free, their bandwidth
     >= the site's inter-site capacity; the leaves of the protocol's family the routers share (an InfiniBand
-    fabric has no Ethernet router to join); each cable in the optics catalog at that speed, reaching the length;
-    BOM dci_attachment lines = a cable per link, or for transceivers ceil(nics / k) modules at the router and one
+    fabric has no Ethernet router to join); each cable in the optics catalog at that speed, reaching the length,
+    filling the leaf's cages as a node link's item does (cage_fit, no splitter: its legs end on NICs); BOM
+    dci_attachment lines = a cable per link, or for transceivers ceil(nics / k) modules at the router and one
     at each leaf port."""
     out, site = [], entry["name"]
     att = entry.get("dci_attachment")
@@ -626,6 +650,7 @@ def check_dci_attachment(entry, graph, cat, design) -> list[str]:
         if int(optic["gbps"]) != gbps or float(optic["reach_m"]) < float(att["length_m"]):
             out.append(f"{site}: DCI attachment cable {c['item']} ({optic['gbps']}G, {optic['reach_m']:g} m) does not "
                        f"carry {gbps}G over {att['length_m']:g} m")
+        out += cage_fit(site, "dci_attach", optic, tier_rows(entry), cat)
         k = int(optic.get("links_per_module") or 1)
         per = nics if optic["kind"] in ("dac", "aoc") else -(-nics // k) + nics
         want[c["item"]] += int(c["attachments"]) * per

@@ -18,8 +18,8 @@ stays a few thousand nodes. One edge holds every link between two nodes (``count
   smaller pods whose aggregation count divides u1; aggregation switches stripe over the cores;
 - leaf_mesh: u1 // (L - 1) links between every pair of the L leaves, the remaining ports spread
   evenly (designer.fabric.mesh_pairs);
-- ports: a switch's cages are its ports at its fastest speed, a slower link a lane of one (``Catalog.port``:
-  an 800G cage holds 2 x 400G links); mesh links take up ports.
+- ports: a switch's cages are those it declares (``cages``), else its ports at its fastest speed, a slower link
+  a lane of one (``Catalog.port``: an 800G cage holds 2 x 400G links); mesh links take up ports.
 
 Problems met while wiring (NICs with no leaf port, a pod with no aggregation switch, a count
 that does not split over the networks) are sentences in ``graph.graph["problems"]``.
@@ -60,10 +60,14 @@ class Catalog:
         return set(self.modes[model])
 
     def cages(self, model: str) -> int:
-        return cages(self.modes[model])
+        return cages(self.modes[model], self.switches[model].get("cages"))
 
     def lanes(self, model: str, gbps: int) -> int:
-        return lanes(self.modes[model], gbps)
+        return lanes(self.modes[model], gbps, self.switches[model].get("cages"))
+
+    def cage_gbps(self, model: str) -> int:
+        """The speed of one cage: the switch's bandwidth over its cages."""
+        return int(self.pool_gbps(model) // self.cages(model))
 
     def port(self, switch: dict, up: bool, k: int, gbps: int) -> tuple[int, int, int]:
         """(cage, lane, lanes a cage) of a switch's k-th (from 1) down or up link at ``gbps``. Down links fill

@@ -7,6 +7,8 @@ import csv
 import re
 from pathlib import Path
 
+import pandas as pd
+
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "data" / "catalog"
 
 MAX_PORTS = 2_048  # ports at one speed: a 102.4 Tb/s switch chip serves 1,024 x 100G; twice that for margin
@@ -40,15 +42,16 @@ def port_modes(text: str) -> dict[int, int]:
     return modes
 
 
-def cages(modes: dict[int, int]) -> int:
-    """A switch's physical cages: its ports at the fastest speed (64 for ``64x800,128x400``)."""
-    return modes[max(modes)]
+def cages(modes: dict[int, int], declared=None) -> int:
+    """A switch's physical cages: the ``cages`` it declares (``declared``, 32 twin-port cages for a QM9700's
+    ``64x400``), else its ports at the fastest speed (64 for ``64x800,128x400``)."""
+    return modes[max(modes)] if pd.isna(declared) else int(declared)
 
 
-def lanes(modes: dict[int, int], gbps: int) -> int:
+def lanes(modes: dict[int, int], gbps: int, declared=None) -> int:
     """Links at ``gbps`` one cage carries: its ports at that speed over its cages (2 x 400G in an 800G cage);
     1 at a speed it does not run."""
-    return max(1, modes.get(gbps, 0) // cages(modes))
+    return max(1, modes.get(gbps, 0) // cages(modes, declared))
 
 
 def port_modes_text(modes: dict[int, int]) -> str:

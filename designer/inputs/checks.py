@@ -139,6 +139,14 @@ def _check_port_modes(p: Parsed, problems: list[Problem]) -> None:
                               for gbps, ports in modes.items())
             problems.append(Problem(p.label, cells["port_modes"], "port_modes", text,
                                     f"modes must have equal total bandwidth ({shown})", fix))
+            continue
+        declared = record.get("cages")
+        odd = [f"{ports}x{gbps}" for gbps, ports in modes.items() if declared and ports % declared]
+        if odd:
+            problems.append(Problem(p.label, cells["cages"], "cages", declared,
+                                    f"{declared} cages do not divide the ports of {', '.join(odd)}",
+                                    "give the switch's physical cages (e.g. 32 for 64 x 400G in twin-port cages), "
+                                    "a number that divides its ports at every speed, or leave it blank"))
 
 
 def _check_planes(p: Parsed, problems: list[Problem]) -> None:

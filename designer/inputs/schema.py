@@ -326,6 +326,8 @@ SWITCHES = Sheet("switches", "table", "Switches and DCI routers (catalog).", (
        example="leaf,spine"),
     _f("encryption", "bool", "MACsec at line rate on its ports (a DCI router encrypting links between sites)",
        default=False, example=True),
+    _positive("cages", "physical port cages, when fewer than the ports at the fastest speed (a twin-port "
+              "OSFP cage holds two ports); blank: one cage a port at the fastest speed", "", "int", example=64),
     _f("in_network_reduction", "bool", "reduces all-reduce data in the switch (InfiniBand SHARP, NVLink switches)",
        default=False, example=True),
     _positive("ru", "rack units the switch takes (the network racks' elevations)", "RU", "int", default=1,
@@ -341,7 +343,8 @@ OPTICS = Sheet("optics", "table", "Cables and transceivers for links inside a si
     _positive("reach_m", "longest link", "m", required=True, example=500),
     _cost("power_w", "power of one item", "W", required=True, example=15),
     _cost("price_usd", "price of one item", required=True, example=1000),
-    _positive("links_per_module", "links one item carries (2 for a twin-port module)", "",
+    _positive("links_per_module", "links one item carries (2 for a twin-port module, k for a 1:k splitter cable "
+              "or a 4 x 200G breakout module); its switch end fills a cage of gbps x links_per_module", "",
               "int", default=1, example=1),
     *_QUOTE, _SOURCE,
 ), catalog=True, key="name", nonempty=True)
@@ -515,6 +518,7 @@ UPPER: dict[tuple[str, str], float] = {
     ("optics", "gbps"): 3_200,  # as nic_gbps
     ("optics", "reach_m"): 100_000,  # 100 km: beyond it a link is a DCI route (coherent)
     ("optics", "power_w"): 10_000, ("optics", "price_usd"): 1e7,  # modules draw ~30 W and cost ~$10,000
+    ("switches", "cages"): MAX_PORTS,
     ("optics", "links_per_module"): 16,  # twin-port modules carry 2, breakouts 8
     ("coherent", "gbps"): 3_200,  # as nic_gbps
     ("coherent", "reach_km"): 40_000,  # as distance_km

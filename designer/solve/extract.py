@@ -309,7 +309,7 @@ def router_tier(model, s: str, k: str, count: int, gbps: int | None) -> dict:
            for side, g in router_groups(model, s) if (s, k, side, g) in model.SKG]
     use = [u for u in use if u["cages"]]
     return {"tier": "dci", "model": k, "count": count, "port_gbps": gbps, "buffer_mb": float(sw.loc[k, "buffer_mb"]),
-            "used_cages": sum(u["cages"] for u in use), "total_cages": count * cages(sw.loc[k, "port_modes"]),
+            "used_cages": sum(u["cages"] for u in use), "total_cages": count * cages(sw.loc[k, "port_modes"], sw.loc[k].get("cages")),
             "cages_by_use": use}
 
 
@@ -366,7 +366,7 @@ def support_networks(model, data, s: str, nodes: int, bom: Bom) -> list[dict]:
 def port_use(tiers: list[dict], fabric_links: list[dict], sw) -> None:
     """Each switch tier's links against what its switches have: bandwidth (the links on its ports, both ends of a
     mesh link on leaves; capacity = count x the switch's total at any of its port modes), ports (link ends; total =
-    count x ports at the tier's port speed) and cages (a switch's ports at its fastest speed, a slower link a lane
+    count x ports at the tier's port speed) and cages (the switch's declared cages, else its ports at its fastest speed, a slower link a lane
     of one: ceil(sum of ends / lanes a cage at their speed) against count x cages)."""
     ends = {"node_leaf": ("leaf",), "leaf_leaf": ("leaf", "leaf"), "leaf_spine": ("leaf", "spine"),
             "spine_core": ("spine", "core")}
@@ -375,14 +375,14 @@ def port_use(tiers: list[dict], fabric_links: list[dict], sw) -> None:
         for role in ends[lk["tier"]]:
             used[role][lk["gbps"]] += lk["count"]
     for t in tiers:
-        modes = sw.loc[t["model"], "port_modes"]
+        modes, declared = sw.loc[t["model"], "port_modes"], sw.loc[t["model"]].get("cages")
         mine = used.get(t["tier"], {})
         t["capacity_gbps"] = float(t["count"] * pool_gbps(sw.loc[t["model"]]))
         t["used_gbps"] = float(sum(g * n for g, n in mine.items()))
-        t["total_ports"] = t["count"] * modes.get(t["port_gbps"], cages(modes))
+        t["total_ports"] = t["count"] * modes.get(t["port_gbps"], cages(modes, declared))
         t["used_ports"] = sum(mine.values())
-        t["total_cages"] = t["count"] * cages(modes)
-        t["used_cages"] = -(-sum(Fraction(n, lanes(modes, g)) for g, n in mine.items()) // 1)
+        t["total_cages"] = t["count"] * cages(modes, declared)
+        t["used_cages"] = -(-sum(Fraction(n, lanes(modes, g, declared)) for g, n in mine.items()) // 1)
 
 
 def site_layout_echo(data, s: str, mode, nodes: int) -> dict:

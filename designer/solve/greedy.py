@@ -68,7 +68,7 @@ def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict
     power = copies * (watts[mode.leaf] * leaves + (watts[mode.spine] * mid if mode.spine else 0)
                       + (watts[mode.core] * top if mode.core else 0))
     for cable, count in zip(mode.cables, links):
-        items = count if cable.kind in ("dac", "aoc") else _ceil(2 * count, cable.links_per_module)
+        items = _ceil((1 if cable.cable else 2) * count, cable.links_per_module)
         cost = cost + cable.unit_price * items
         power = power + cable.unit_power_w * items
     return cost.astype(float), power.astype(float), fits
