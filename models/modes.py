@@ -31,7 +31,6 @@ from models.layout import ATTACH, attach_length, site_layout, tier_lengths
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)
 OVERSUBSCRIPTION_LEVELS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
-MESH_LEAF_LIMITS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 
 # (topology, switch tiers, worst-case switch hops)
 TOPOLOGY_VARIANTS = (
@@ -172,6 +171,19 @@ def mesh_split(pool_gbps: float, g: int, level: float, leaves: int) -> tuple[int
         if d > best[0]:
             best = (d, u)
     return best
+
+
+def mesh_sizes(pool_gbps: float, g: int, level: float) -> tuple[int, ...]:
+    """The leaf-mesh sizes a split is made for: every mesh from 2 leaves to one link from each port to each other
+    leaf (L - 1 <= ports), each distinct split once, at the largest size it is the split of. A split that holds
+    the bisection of L leaves holds it for any fewer (L / (L - 1) falls with L, and u >= L - 1 still), so a mode
+    of up to L leaves offers it to every mesh of 2 to L leaves: every mesh size gets its own best split."""
+    largest = {}
+    for leaves in range(2, int(pool_gbps // g) + 2):
+        split = mesh_split(pool_gbps, g, level, leaves)
+        if split[0] > 0:
+            largest[split] = leaves
+    return tuple(sorted(largest.values()))
 
 
 def fits_cages(tier: str, gbps: int, kind: str, links_per_module: int, cages: tuple[int, ...]) -> bool:
@@ -463,10 +475,12 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                 for g2 in g2_opts:
                     lv2 = levels if tiers == 3 else [1.0]
                     lv1 = levels if tiers >= 2 else [1.0]
-                    mesh_limits = MESH_LEAF_LIMITS if topology == "leaf_mesh" and tiers == 2 else (0,)
-                    for level1, level2, mesh_leaves in itertools.product(lv1, lv2, mesh_limits):
-                        yield from _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
-                                                g1, g2, level1, level2, rails, reject, breakdown, mesh_leaves)
+                    for level1, level2 in itertools.product(lv1, lv2):
+                        sizes = (mesh_sizes(pool_gbps(switches[leaf]), g0, level1)
+                                 if topology == "leaf_mesh" and tiers == 2 else (0,))
+                        for mesh_leaves in sizes:
+                            yield from _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
+                                                    g1, g2, level1, level2, rails, reject, breakdown, mesh_leaves)
             if tiers >= 2 and topology != "leaf_mesh" and not g1_opts:
                 reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
 

@@ -33,8 +33,6 @@ PLANNER_LENGTHS = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_sp
                    "fiber_plant": False}
 #: oversubscription levels a tier's split is made at (the MILP's grid), plus the planner's limit
 LEVEL_GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 7.0)
-#: leaf-mesh sizes a mesh split is made for (the MILP's grid)
-MESH_GRID = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 C_BAND_GHZ = 4800.0
 FIBER_US_PER_KM = 4.9
 CABLE_NS_PER_M = 5.0
@@ -51,14 +49,11 @@ class Rules:
     - ``levels``: "grid": a tier's port split is the one (most down ports, then fewest up) at each
       oversubscription level in LEVEL_GRID up to the limit and at the limit itself; "every": at every
       level a split can have up to the limit.
-    - ``mesh``: "grid": a leaf mesh is split for a size limit from MESH_GRID and may have up to that
-      many leaves; "exact": for exactly the leaves it has.
     - ``uplinks``: "any": any speed both switches have; "not_slower": a tier's uplinks run at least as
       fast as its downlinks (the MILP's reading until four 200G uplinks were found cheaper than two 400G).
     """
 
     levels: str = "grid"
-    mesh: str = "grid"
     uplinks: str = "any"
 
 
@@ -289,9 +284,8 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
     if tiers == 1:
         combos = [(None, None, leaf_pool // g0, 0, 0, 0, 0)]
     elif mesh:
-        sizes = MESH_GRID if rules.mesh == "grid" else range(2, leaf_pool // g0 + 2)
-        combos = {(None, None, d, u, 0, 0, size) for size in sizes
-                  for d, u in mesh_splits(leaf_pool, g0, limit, size, rules)}
+        combos = {(None, None, d, u, 0, 0, size) for size in range(2, leaf_pool // g0 + 2)
+                  for d, u in mesh_splits(leaf_pool, g0, limit, size, rules)}  # a split for every mesh size
     elif tiers == 2:
         combos = [(g1, None, d, u, 0, 0, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
                   for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules, cage[leaf])]

@@ -99,17 +99,18 @@ def test_size_limits_per_topology(tmp_path):
     leaf_spine: 64 leaves (spine ports) x 32 / 8 = 256 nodes; fat_tree_3: 64 x 32 leaves x 32 / 8 = 8192;
     rail_optimized 2-tier: 64 // 8 = 8 SUs of 32 = 256; 3-tier: 2048 leaves // 8 = 256 SUs = 8192;
     rail_only: 64 nodes on one switch per rail, 64 x 32 = 2048 as a 2-tier Clos per rail;
-    leaf_mesh: 64 // 8 = 8 nodes on one switch; the largest non-blocking mesh is 48 leaves of 48 mesh
-    ports and 16 down (16 <= 48 x 48 / (2 x 47), the bisection share): 48 x 16 // 8 = 96 nodes."""
+    leaf_mesh: 64 // 8 = 8 nodes on one switch; a mesh is split for every size, and the largest non-blocking
+    one is 43 leaves of 42 mesh ports and 21 down (21 <= 42 x 43 / (2 x 42), the bisection share): 903 NICs,
+    43 x 21 // 8 = 112 nodes (45 leaves of 44 and 20 hold as many; the old grid's 48 leaves, 96)."""
     modes = by_variant(modes_of(tmp_path, tables(8)))
     assert {key: m.node_cap for key, m in modes.items()} == {
         ("leaf_spine", 2): 256, ("fat_tree_3", 3): 8192, ("rail_optimized", 2): 256,
         ("rail_optimized", 3): 8192, ("rail_only", 1): 64, ("rail_only", 2): 2048, ("leaf_mesh", 1): 8,
-        ("leaf_mesh", 2): 96}
+        ("leaf_mesh", 2): 112}
     assert {key: m.hops for key, m in modes.items()} == {
         ("leaf_spine", 2): 3, ("fat_tree_3", 3): 5, ("rail_optimized", 2): 3, ("rail_optimized", 3): 5,
         ("rail_only", 1): 1, ("rail_only", 2): 3, ("leaf_mesh", 1): 1, ("leaf_mesh", 2): 2}
-    assert modes["leaf_mesh", 1].d1 == 64 and (modes["leaf_mesh", 2].d1, modes["leaf_mesh", 2].u1) == (16, 48)
+    assert modes["leaf_mesh", 1].d1 == 64 and (modes["leaf_mesh", 2].d1, modes["leaf_mesh", 2].u1) == (21, 42)
 
 
 def test_planes_raise_the_size_limit(tmp_path):
