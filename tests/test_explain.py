@@ -197,3 +197,19 @@ def test_min_latency_alternative_slower_than_the_chosen_level_has_its_design(tmp
     assert r["status"] == "optimal" and r["latency_us"] > 1.38
     assert r["latency_us"] == pytest.approx(again["sites"][0]["fabric_latency_us"])
     assert r["objective_usd"] == pytest.approx(again["objective_usd"], rel=TOL)
+
+
+def test_an_alternative_with_no_design_names_the_smallest_change(tmp_path):
+    """Two sites of 0.07 MW that must both open (test_diagnose.pair): without a, b alone lacks the power for 8
+    nodes. The row says why and the elastic diagnosis's smallest change, and that change makes b alone solve."""
+    from test_diagnose import pair
+
+    inputs = load_inputs(write_workbook(tmp_path / "pair.xlsx", pair(60)))
+    chosen = solve(inputs)
+    assert chosen["totals"]["sites_open"] == 2
+    by = {(r["kind"], r["name"]): r for r in alternatives(inputs, chosen)["rows"]}
+    r = by["one site fewer", "without a"]
+    assert r["status"] == "infeasible" and "; the smallest change: site b needs " in r["note"]
+    needed = float(r["note"].split("power_mw 0.07 -> ")[1].rstrip(")"))
+    alone = solve(with_site(with_site(inputs, "a", status="excluded"), "b", power_mw=needed))
+    assert alone["totals"]["sites_open"] == 1 and alone["totals"]["gpus"] == 64

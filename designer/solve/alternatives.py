@@ -60,17 +60,24 @@ def alternatives(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -
 
 def answer(variant, chosen: dict, options: SolveOptions) -> dict:
     """The alternative's best design within the workbook's limits; when the budget is all that rules it out, its
-    best design without the budget (status ``over_budget``); else why no design exists."""
+    best design without the budget (status ``over_budget``); else why no design exists: the first-order reason
+    (designer.solve.run.infeasible_reason) and, when cheap, the diagnosis's smallest change."""
     found = restricted(variant, chosen, options)
     limit = budget(variant)
-    if found.solution is not None or found.status != "infeasible" or limit is None:
+    if found.solution is not None or found.status != "infeasible":
         return compare(chosen, found, chosen)
-    unbudgeted = with_project(variant, budget_usd=None)
-    over = restricted(unbudgeted, chosen, options)
+    unbudgeted, over = variant, found
+    if limit is not None:
+        unbudgeted = with_project(variant, budget_usd=None)
+        over = restricted(unbudgeted, chosen, options)
     if over.solution is None:
+        began = time.perf_counter()
         data = prepare_data(unbudgeted)
         why = infeasible_reason(unbudgeted, data) if data.modes else over.why
-        return {**empty(why), "status": over.status, "seconds": round(found.seconds + over.seconds, 3)}
+        if over.status == "infeasible":
+            why = with_cheapest_change(why, unbudgeted, data, options)
+        seconds = found.seconds + (over.seconds if over is not found else 0.0) + time.perf_counter() - began
+        return {**empty(why), "status": over.status, "seconds": round(seconds, 3)}
     row = compare(chosen, over, chosen)
     row.update(status="over_budget", seconds=round(found.seconds + over.seconds, 3),
                note=f"over budget_usd by {money(over.objective - limit)}")
@@ -102,6 +109,25 @@ def restricted(variant, chosen: dict, options: SolveOptions) -> Variant:
     found = cheapest(variant, chosen, options, latency_cap=level, cutoff=budget(variant))
     found.seconds = time.perf_counter() - began
     return found
+
+
+DIAGNOSIS_SECONDS = 5.0  # the elastic model's time for an alternative with no design: its answer only when cheap
+
+
+def with_cheapest_change(why: str, variant, data, options: SolveOptions) -> str:
+    """``why`` and, when the elastic diagnosis (designer.solve.diagnose) proves its smallest change within
+    DIAGNOSIS_SECONDS, that change ("; the smallest change: ..."); ``why`` alone otherwise (the diagnosis stopped
+    at its time limit, found no change, or failed)."""
+    from designer.solve.diagnose import diagnose
+
+    try:
+        found = diagnose(variant, why, data=data, options=SolveOptions(time_limit=DIAGNOSIS_SECONDS,
+                                                                        threads=options.threads))
+    except Exception:  # noqa: BLE001 - the alternative's answer stands without it
+        return why
+    if not found["changes"] or any("time limit" in note for note in found["notes"]):
+        return why
+    return f"{why}; the smallest change: {found['changes'][0]['message']}"
 
 
 def empty(why: str) -> dict:
