@@ -111,15 +111,22 @@ def restricted(variant, chosen: dict, options: SolveOptions) -> Variant:
     return found
 
 
-DIAGNOSIS_SECONDS = 5.0  # the elastic model's time for an alternative with no design: its answer only when cheap
+DIAGNOSIS_SECONDS = 5.0  # the elastic model's HiGHS time for an alternative with no design
+DIAGNOSIS_SIZE = 400  # the most fabric modes enumerated x sites of a variant whose diagnosis is cheap enough to run
 
 
 def with_cheapest_change(why: str, variant, data, options: SolveOptions) -> str:
-    """``why`` and, when the elastic diagnosis (designer.solve.diagnose) proves its smallest change within
-    DIAGNOSIS_SECONDS, that change ("; the smallest change: ..."); ``why`` alone otherwise (the diagnosis stopped
-    at its time limit, found no change, or failed)."""
+    """``why`` and, when the elastic diagnosis (designer.solve.diagnose) is cheap and proves its smallest change
+    within DIAGNOSIS_SECONDS, that change ("; the smallest change: ..."); ``why`` alone otherwise (the diagnosis
+    stopped at its time limit, found no change, or failed). Cheap: the variant enumerates at most DIAGNOSIS_SIZE
+    fabric modes x sites, kept or filtered (the elastic model lifts filters and brings modes back, and its building
+    is not bounded by the time limit: the default example's 703 modes x 4 sites took minutes of CPU for its 5
+    alternatives without a design)."""
     from designer.solve.diagnose import diagnose
 
+    enumerated = len(data.modeset.modes) + sum(data.modeset.filtered.values())
+    if enumerated * len(data.sites) > DIAGNOSIS_SIZE:
+        return why
     try:
         found = diagnose(variant, why, data=data, options=SolveOptions(time_limit=DIAGNOSIS_SECONDS,
                                                                         threads=options.threads))
