@@ -75,7 +75,7 @@ def answer(variant, chosen: dict, options: SolveOptions) -> dict:
         data = prepare_data(unbudgeted)
         why = infeasible_reason(unbudgeted, data) if data.modes else over.why
         if over.status == "infeasible":
-            why = with_cheapest_change(why, unbudgeted, data, options)
+            why = with_cheapest_change(why, unbudgeted, data, options, chosen)
         seconds = found.seconds + (over.seconds if over is not found else 0.0) + time.perf_counter() - began
         return {**empty(why), "status": over.status, "seconds": round(seconds, 3)}
     row = compare(chosen, over, chosen)
@@ -112,20 +112,20 @@ def restricted(variant, chosen: dict, options: SolveOptions) -> Variant:
 
 
 DIAGNOSIS_SECONDS = 5.0  # the elastic model's HiGHS time for an alternative with no design
-DIAGNOSIS_SIZE = 400  # the most fabric modes enumerated x sites of a variant whose diagnosis is cheap enough to run
+DIAGNOSIS_SIZE = 400  # the most fabric modes enumerated x sites of a workbook whose alternatives' diagnosis is cheap
 
 
-def with_cheapest_change(why: str, variant, data, options: SolveOptions) -> str:
+def with_cheapest_change(why: str, variant, data, options: SolveOptions, chosen: dict) -> str:
     """``why`` and, when the elastic diagnosis (designer.solve.diagnose) is cheap and proves its smallest change
     within DIAGNOSIS_SECONDS, that change ("; the smallest change: ..."); ``why`` alone otherwise (the diagnosis
-    stopped at its time limit, found no change, or failed). Cheap: the variant enumerates at most DIAGNOSIS_SIZE
-    fabric modes x sites, kept or filtered (the elastic model lifts filters and brings modes back, and its building
-    is not bounded by the time limit: the default example's 703 modes x 4 sites took minutes of CPU for its 5
-    alternatives without a design)."""
+    stopped at its time limit, found no change, or failed). Cheap: the workbook (``chosen``'s modes summary)
+    enumerates at most DIAGNOSIS_SIZE fabric modes x sites; the variant's own count would not do, as the elastic
+    model lifts the restriction (a protocol, a topology) and brings every mode back, and its building is not bounded
+    by the time limit (the default example, 523 modes x 4 sites, took minutes of CPU for one alternative)."""
     from designer.solve.diagnose import diagnose
 
-    enumerated = len(data.modeset.modes) + sum(data.modeset.filtered.values())
-    if enumerated * len(data.sites) > DIAGNOSIS_SIZE:
+    enumerated = int((chosen.get("modes") or {}).get("enumerated") or 0)
+    if not enumerated or enumerated * len(variant.sites) > DIAGNOSIS_SIZE:
         return why
     try:
         found = diagnose(variant, why, data=data, options=SolveOptions(time_limit=DIAGNOSIS_SECONDS,
