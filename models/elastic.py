@@ -16,6 +16,12 @@ limit), to which ``add_elastic`` adds penalised slack measured against the plann
 - fiber:   sum_c pairs_rc <= fiber_pairs_r + slack_fiber_r                 (pairs, per route, when lifted)
 - oversubscription, protocols, topologies (when lifted): a site's mode above max_oversubscription pays
            (level - limit) / limit, one of a protocol or topology not allowed pays 1, on its y_sm
+- route_diversity (when lifted): models.network.define_route_diversity's flow per failure g (a route, or an
+           srlg group's routes) with a shortfall: inflow_gs - outflow_gs + supply_gs + short_gs = open_s,
+           0 <= short_gs <= drop_rd, drop_rd binary paying 1 (a restriction given up). drop_rd = 0 is the
+           original constraint exactly; drop_rd = 1 leaves only define_connectivity (connected, not N-1)
+- power_headroom is not lifted: the power slack is measured against power_mw x (1 - power_headroom)
+           (models.modes.power_cap_mw), so a slack within the held-back share is the headroom to give up
 The objective is the sum of the slacks relative to their limits (dci_ratio and the demand weighted higher:
 a planner changes resources and limits before what the job asks) plus a small share of the cost, so among equally small changes the
 cheaper design wins. Loosening rather than editing the built constraints keeps this independent of
@@ -37,12 +43,12 @@ MILLION = 1e6
 # resources and limits weigh 1; what the job asks weighs more, changed only when the rest would take far more:
 # the inter-site share (dci_ratio) 10, the GPUs 100
 WEIGHTS = {"budget": 1.0, "power": 1.0, "space": 1.0, "latency": 1.0, "rtt": 1.0, "dci": 10.0, "fiber": 1.0,
-           "oversubscription": 1.0, "restriction": 1.0, "demand": 100.0}
+           "oversubscription": 1.0, "restriction": 1.0, "diversity": 1.0, "demand": 100.0}
 COST_WEIGHT = 1e-3
 NETWORK_POWER_FACTOR = 3.0  # ample power: this many times the nodes' own facility power
 # limits applied before the model or inside it, liftable into penalties
 LIFTABLE = ("max_fabric_latency_us", "max_site_rtt_ms", "dci_ratio", "fiber_pairs", "max_oversubscription",
-            "protocols_allowed", "topologies_allowed")
+            "protocols_allowed", "topologies_allowed", "route_diversity")
 LIFTED_OVERSUBSCRIPTION = 4.0  # max_oversubscription when lifted (higher levels multiply the modes for little)
 
 
@@ -66,7 +72,8 @@ class Limits:
     @classmethod
     def of(cls, inputs, lift: tuple[str, ...] = ()) -> Limits:
         project = inputs.project
-        lifted = tuple(k for k in LIFTABLE if k in lift and (k == "fiber_pairs" or project.get(k) is not None))
+        lifted = tuple(k for k in LIFTABLE if k in lift and (k == "fiber_pairs" or (
+            bool(project.get(k)) if k == "route_diversity" else project.get(k) is not None)))
         return cls(gpus_required=int(project["gpus_required"]), budget_usd=project.get("budget_usd"),
                    power_mw={s: power_cap_mw(inputs, s) for s in inputs.sites.index},
                    max_nodes={s: min(int(v), floor_capacity(inputs, s)) for s, v in inputs.sites["max_nodes"].items()},
@@ -90,6 +97,8 @@ def loosen(inputs, lift: tuple[str, ...] = ()):
         project[key] = None
     if "dci_ratio" in lift:
         project["dci_ratio"] = 0.0
+    if "route_diversity" in lift:
+        project["route_diversity"] = False  # back as a penalised constraint (add_elastic), its pairs not excluded
     if "max_oversubscription" in lift:
         project["max_oversubscription"] = max(float(project["max_oversubscription"]), LIFTED_OVERSUBSCRIPTION)
     if "protocols_allowed" in lift:
@@ -171,9 +180,11 @@ def add_elastic(m, data, limits: Limits, weights: dict | None = None) -> None:
 
 
 def _elastic_network(m, data, limits: Limits, w: dict) -> list:
-    """Slack and penalty terms of the lifted dci_ratio, fiber pairs, oversubscription, protocol and topology
-    limits (module docstring)."""
+    """Slack and penalty terms of the lifted dci_ratio, fiber pairs, oversubscription, protocol, topology and
+    route_diversity limits (module docstring)."""
     terms = []
+    if "route_diversity" in limits.lifted and len(data.sites) > 1 and data.inter.routes:
+        terms.append(w["diversity"] * _elastic_diversity(m, data))
     if "dci_ratio" in limits.lifted and limits.dci_ratio > 0 and len(data.sites) > 1:
         per_node = limits.dci_ratio * nic_gbps_per_node(data) / 1e3  # Tb/s
 
@@ -198,6 +209,32 @@ def _elastic_network(m, data, limits: Limits, w: dict) -> list:
     return terms
 
 
+def _elastic_diversity(m, data):
+    """N-1 route diversity with one binary ``drop_rd`` that may give it up (module docstring); returns drop_rd."""
+    from models.intersite import failure_groups
+
+    n = len(data.sites)
+    groups = failure_groups(data.inter.routes)
+    m.el_G = pyo.Set(initialize=list(groups), ordered=True)
+    arcs = [(g, r, d) for g in groups for r in m.R if r not in groups[g] for d in (0, 1)]
+    m.drop_rd = pyo.Var(domain=pyo.Binary)
+    m.el_rd_flow = pyo.Var(arcs, domain=pyo.NonNegativeReals)
+    m.el_rd_supply = pyo.Var(m.el_G, m.S, domain=pyo.NonNegativeReals)
+    m.el_rd_short = pyo.Var(m.el_G, m.S, domain=pyo.NonNegativeReals, bounds=(0, 1))
+    m.el_rd_use = pyo.Constraint(arcs, rule=lambda m, g, r, d: m.el_rd_flow[g, r, d] <= (n - 1) * m.use[r])
+    m.el_rd_root = pyo.Constraint(m.el_G, m.S, rule=lambda m, g, s: m.el_rd_supply[g, s] <= n * m.root[s])
+    m.el_rd_drop = pyo.Constraint(m.el_G, m.S, rule=lambda m, g, s: m.el_rd_short[g, s] <= m.drop_rd)
+    ends = {a: (m.route[a[1]].b, m.route[a[1]].a)[::1 if a[2] == 0 else -1] for a in arcs}  # arc -> (head, tail)
+
+    def balance(m, g, s):
+        net = sum(m.el_rd_flow[a] for a in arcs if a[0] == g and ends[a][0] == s) - sum(
+            m.el_rd_flow[a] for a in arcs if a[0] == g and ends[a][1] == s)
+        return net + m.el_rd_supply[g, s] + m.el_rd_short[g, s] == m.open[s]
+
+    m.el_rd_balance = pyo.Constraint(m.el_G, m.S, rule=balance)
+    return m.drop_rd
+
+
 def value(x) -> float:
     v = pyo.value(x, exception=False)
     return 0.0 if v is None else float(v)
@@ -213,6 +250,7 @@ def read_slacks(m, limits: Limits) -> dict:
         "space_nodes": {s: value(m.slack_space[s]) for s in m.S},
         "demand_gpus": value(m.slack_demand),
         "latency_us": value(m.slack_latency) if hasattr(m, "slack_latency") else 0.0,
+        "route_diversity_dropped": hasattr(m, "drop_rd") and value(m.drop_rd) > 0.5,
         "cost_usd": value(m.total_cost),
         "opened": opened,
         "modes": chosen,

@@ -310,3 +310,67 @@ def test_protocol_restriction_that_leaves_no_fabric_is_named(tmp_path):
     assert (c["current"], c["needed"]) == ("roce", "roce,infiniband")
     assert c["message"] == "add infiniband to protocols_allowed (the design uses it at s1)"
     assert fixed_by_every_change(inputs, d)["sites"][0]["protocol"] == "infiniband"
+
+
+# --- project keys that restrict the design: power_headroom, route_diversity ------------------------------
+
+def test_power_headroom_is_named_with_the_share_to_set(tmp_path):
+    """power_headroom 0.2 leaves 0.056 MW of s1's 0.07; 4 nodes draw 60,798 W at the facility (0.0608 MW rounded
+    up): a headroom of 1 - 0.0608 / 0.07 = 0.1314 (0.131 rounded down) gives it, as does power_mw 0.0608 / 0.8 =
+    0.076. The same megawatts either way, and the headroom's are already there: it comes first."""
+    inputs, d, c = first_change(tmp_path, book(32, sites=[site("s1", power_mw=0.07)], power_headroom=0.2),
+                                "power_headroom")
+    assert (c["current"], c["needed"]) == (0.2, 0.131)
+    assert c["message"] == ("power_headroom 0.2 leaves 0.056 MW at s1 (the design uses 0.0608): set power_headroom "
+                            "to 0.131")
+    power = only_change(d, "power_mw")
+    assert (power["current"], power["needed"]) == (0.07, pytest.approx(0.076))
+    assert power["message"] == "site s1 needs 0.0048 MW more than power_headroom 0.2 leaves (power_mw 0.07 -> 0.076)"
+    assert [x["knob"] for x in d["changes"]] == ["power_headroom", "power_mw"]
+    # each suggestion alone makes the workbook solve
+    assert fixed_by(inputs, {"changes": [c]})["totals"]["gpus"] == 32
+    assert fixed_by(inputs, {"changes": [power]})["totals"]["gpus"] == 32
+
+
+def test_power_headroom_is_not_offered_when_the_site_needs_more_than_its_power(tmp_path):
+    """0.05 MW with a 0.1 headroom: the design uses 0.0608 MW, above power_mw itself: no headroom is enough."""
+    _, d, c = first_change(tmp_path, book(32, sites=[site("s1", power_mw=0.05)], power_headroom=0.1), "power_mw")
+    assert [x["knob"] for x in d["changes"]] == ["power_mw"]
+    assert c["needed"] == pytest.approx(0.0608 / 0.9, rel=1e-3) and c["needed"] * 0.9 >= 0.0608
+
+
+def test_route_diversity_between_two_needed_sites_is_named(tmp_path):
+    """Two sites that must both open (min_sites 2) and one route between them: losing it parts them, so no
+    design is N-1; the one change is to give route_diversity up (a second path needs a third site)."""
+    inputs, d, c = first_change(tmp_path, two_sites(4, 4, route_diversity=True), "route_diversity")
+    assert "route_diversity" in d["reason"]
+    assert (c["current"], c["needed"], c["change"]) == (True, False, None)
+    assert c["message"].startswith("route_diversity makes this infeasible: no second route reaches b "
+                                   "(losing a--b cuts off b); add a site with routes to both sides "
+                                   "or set route_diversity to false")
+    assert c["message"].endswith("or set route_diversity to false")
+    assert [x["knob"] for x in d["changes"]] == ["route_diversity"]
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 2
+
+
+def line_of_three(**project) -> dict:
+    """Three sites of 4 nodes each, all needed for 96 GPUs, in a line a--b--c (40 km routes)."""
+    sites = [site("a", max_nodes=4, lat=40.4, lon=-3.7), site("b", max_nodes=4, lat=40.6, lon=-3.5),
+             site("c", max_nodes=4, lat=40.8, lon=-3.3)]
+    routes = [dict(site_a="a", site_b="b", distance_km=40, fiber_pairs=4, fiber_cost_usd_per_pair_km=10),
+              dict(site_a="b", site_b="c", distance_km=40, fiber_pairs=4, fiber_cost_usd_per_pair_km=10)]
+    return book(96, sites=sites, routes=routes, **project)
+
+
+def test_route_diversity_names_the_route_to_add(tmp_path):
+    """In a line a--b--c losing a--b cuts a off and losing b--c cuts c off; one route a--c closes the ring. Both
+    suggestions are tried: the route added (route_diversity kept) and route_diversity given up."""
+    tables = line_of_three(route_diversity=True)
+    inputs, d, c = first_change(tmp_path, tables, "route_diversity")
+    assert c["message"] == ("route_diversity makes this infeasible: no second route reaches a, c (losing a--b cuts "
+                            "off a; losing b--c cuts off c); add a route a--c or set route_diversity to false")
+    assert fixed_by(inputs, d)["totals"]["sites_open"] == 3
+    ring = copy.deepcopy(tables)
+    ring["routes"].append(dict(site_a="a", site_b="c", distance_km=70, fiber_pairs=4, fiber_cost_usd_per_pair_km=10))
+    solved = solve(load_inputs(write_workbook(tmp_path / "ring.xlsx", ring)), SolveOptions())
+    assert solved["totals"]["sites_open"] == 3 and len(solved["links"]) == 3

@@ -150,3 +150,66 @@ def test_an_alternative_the_workbook_rules_out_says_so_without_solving(explained
     r = by["topology", "fat_tree_3"]
     assert r["objective_usd"] is None and r["note"] == "not in topologies_allowed (leaf_spine, rail_only)"
     assert by["topology", "rail_only"]["note"] == "the chosen design"
+
+
+# --- the probe that decides "binding" (designer.solve.resolve.cheaper_than) -----------------------------------
+
+def test_the_probe_answers_exactly_on_both_sides_of_the_optimum(explained):
+    """The relaxed workbook (+1 MW at a) solved from scratch costs O; the probe finds no design below O less a
+    hair (its proof), and below O plus a hair it finds one and solves it to the same O."""
+    from designer.solve.highs import SolveOptions
+    from designer.solve.resolve import cheaper_than
+
+    inputs, _, _ = explained
+    variant = with_site(inputs, "a", power_mw=1.2)
+    optimum = solve(variant)["objective_usd"]
+    verdict, found = cheaper_than(variant, optimum * (1 - 1e-3), SolveOptions())
+    assert verdict is False and found is None
+    verdict, found = cheaper_than(variant, optimum * (1 + 1e-3), SolveOptions())
+    assert verdict is True and found.objective == pytest.approx(optimum, rel=TOL)
+    assert found.solution["objective_usd"] == pytest.approx(found.objective)
+
+
+def test_a_limit_found_not_binding_by_the_probe_has_no_cheaper_design(explained):
+    """Every row the probe calls not binding: solving its relaxed workbook from scratch finds nothing below the
+    chosen design's bound (the verdict is the re-solve's, not the slack's)."""
+    inputs, chosen, sens = explained
+    bound = chosen["solver"]["bound_usd"]
+    rows = [r for r in sens["rows"] if r["limit"] == "max_nodes" and not r["binding"]]
+    assert rows
+    for r in rows:
+        assert r["objective_usd"] == pytest.approx(chosen["objective_usd"]) and r["saving_usd"] == 0
+        assert r["saving_max_usd"] == pytest.approx(chosen["objective_usd"] - bound, abs=1e-6 * bound + 1)
+        again = solve(with_site(inputs, r["scope"], max_nodes=r["relaxed"]))
+        assert again["objective_usd"] >= bound * (1 - 1e-6)  # the probe proved the optimum is at least that
+
+
+def test_min_latency_alternative_slower_than_the_chosen_level_has_its_design(tmp_path):
+    """Under min_latency an alternative is the fastest level its own workbook reaches, then the cheapest there: a
+    leaf-spine fabric is slower than the chosen rail-only one (1.38 us), and it is answered with its design, as
+    solving the narrowed workbook gives it, not ruled out at the chosen level."""
+    inputs = with_fast_switch(tmp_path, objective="min_latency")
+    chosen = solve(inputs)
+    assert chosen["sites"][0]["fabric_latency_us"] == pytest.approx(1.38)
+    by = {(r["kind"], r["name"]): r for r in alternatives(inputs, chosen)["rows"]}
+    r = by["topology", "leaf_spine"]
+    again = solve(with_project(inputs, topologies_allowed=["leaf_spine"]))
+    assert r["status"] == "optimal" and r["latency_us"] > 1.38
+    assert r["latency_us"] == pytest.approx(again["sites"][0]["fabric_latency_us"])
+    assert r["objective_usd"] == pytest.approx(again["objective_usd"], rel=TOL)
+
+
+def test_an_alternative_with_no_design_names_the_smallest_change(tmp_path):
+    """Two sites of 0.07 MW that must both open (test_diagnose.pair): without a, b alone lacks the power for 8
+    nodes. The row says why and the elastic diagnosis's smallest change, and that change makes b alone solve."""
+    from test_diagnose import pair
+
+    inputs = load_inputs(write_workbook(tmp_path / "pair.xlsx", pair(60)))
+    chosen = solve(inputs)
+    assert chosen["totals"]["sites_open"] == 2
+    by = {(r["kind"], r["name"]): r for r in alternatives(inputs, chosen)["rows"]}
+    r = by["one site fewer", "without a"]
+    assert r["status"] == "infeasible" and "; the smallest change: site b needs " in r["note"]
+    needed = float(r["note"].split("power_mw 0.07 -> ")[1].rstrip(")"))
+    alone = solve(with_site(with_site(inputs, "a", status="excluded"), "b", power_mw=needed))
+    assert alone["totals"]["sites_open"] == 1 and alone["totals"]["gpus"] == 64

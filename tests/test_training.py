@@ -367,3 +367,39 @@ def test_the_schema_extremes_keep_every_figure_finite():
     tiny = tr.step(small, tr.Domain(1, 1, 0), [tr.Fabric("a", 1, 1, 0, 1, 0)])
     for value in (step.step_time_s, run.days, run.cost_usd, run.mfu, tiny.step_time_s):
         assert math.isfinite(value) and value >= 0
+
+
+def two_site_book(**project) -> dict:
+    """128 GPUs (16 nodes) on RoCEv2. dc1 holds 16 nodes but its 0.208 MW fits them only with the leanest fabric
+    (oversubscription 2: a 0.680 s step); dc2 holds 8. The fastest fabric (oversubscription 1, a 0.597 s step on one
+    site) needs both sites, and dci_ratio 0.01 buys them one 400G wavelength: the whole gradient crosses it."""
+    b = objective_book("max_tokens_per_s", gpus_required=128, gpus_max=128, protocols_allowed="rocev2",
+                       dci_ratio=0.01, **project)
+    b["sites"][0].update(status="candidate", power_mw=0.208, lat=40.4, lon=-3.7)
+    b["sites"].append(dict(b["sites"][0], name="dc2", max_nodes=8, power_mw=10, lat=40.6, lon=-3.5))
+    b["routes"] = [dict(site_a="dc1", site_b="dc2", distance_km=40, fiber_pairs=2, fiber_cost_usd_per_pair_km=10)]
+    return b
+
+
+def test_max_tokens_per_s_sees_the_inter_site_step(tmp_path):
+    """A two-site design at the fastest one-site level is slower in fact (its inter-site all-reduce): the search
+    must not stop at that level. The best of the designs on one site and over both, by their real steps, is the
+    one-site design; the two-site one's step is at least compute + inter_site_floor_s (the bound is a bound)."""
+    from designer.solve import throughput
+    from designer.solve.prepare import prepare_data
+    from designer.solve.training import inter_site_floor_s, job_of, mode_step_s
+
+    inputs = load_inputs(write_workbook(tmp_path / "two.xlsx", two_site_book()))
+    chosen = solve(inputs, SolveOptions())
+    one, several = throughput.parts(inputs)[0][1], throughput.parts(inputs)[1][1]
+    fastest_level = min(throughput.levels([mode_step_s(several, m) for m in prepare_data(several).modes]))
+    split = cheapest_at(several, fastest_level)  # what the levels alone chose: the fastest level's design
+    assert split is not None and split["totals"]["sites_open"] == 2
+    alone = [cheapest_at(one, level) for level in throughput.levels([mode_step_s(one, m)
+                                                                     for m in prepare_data(one).modes])]
+    best_alone = max((d for d in alone if d is not None), key=lambda d: d["training"]["tokens_per_s"])
+    assert split["training"]["step_time_s"] > best_alone["training"]["step_time_s"]
+    assert chosen["totals"]["sites_open"] == 1
+    assert chosen["training"]["tokens_per_s"] == pytest.approx(best_alone["training"]["tokens_per_s"], rel=1e-9)
+    floor = inter_site_floor_s(inputs)
+    assert 0 < floor and split["training"]["step_time_s"] >= tr.compute_s(job_of(inputs)) + floor

@@ -1,17 +1,18 @@
 """The best design for each alternative a planner asks about ("why not X"): each protocol, each topology, each
 switch family, one open site fewer; with its cost, latency, power and all-reduce time against the chosen design,
-or why none exists. Each is the workbook's own objective (designer.solve.sensitivity.best) over the workbook with
-the alternative imposed: protocols_allowed or topologies_allowed narrowed to it, or the site excluded."""
+or why none exists. Each is the workbook's own objective over the workbook with the alternative imposed:
+protocols_allowed or topologies_allowed narrowed to it, or the site excluded (``restricted``)."""
 
 from __future__ import annotations
 
+import math
 import time
 
 from designer.formats import money
 from designer.solve.highs import SolveOptions
 from designer.solve.prepare import prepare_data
-from designer.solve.resolve import Variant, with_project, with_site
-from designer.solve.run import budget, infeasible_reason
+from designer.solve.resolve import Variant, cheapest, with_project, with_site
+from designer.solve.run import Clock, budget, infeasible_reason, least_latency
 from designer.solve.sensitivity import best, worst_latency
 from models.modes import TOPOLOGY_VARIANTS
 
@@ -59,21 +60,81 @@ def alternatives(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -
 
 def answer(variant, chosen: dict, options: SolveOptions) -> dict:
     """The alternative's best design within the workbook's limits; when the budget is all that rules it out, its
-    best design without the budget (status ``over_budget``); else why no design exists."""
-    found = best(variant, chosen, options)
+    best design without the budget (status ``over_budget``); else why no design exists: the first-order reason
+    (designer.solve.run.infeasible_reason) and, when cheap, the diagnosis's smallest change."""
+    found = restricted(variant, chosen, options)
     limit = budget(variant)
-    if found.solution is not None or found.status != "infeasible" or limit is None:
+    if found.solution is not None or found.status != "infeasible":
         return compare(chosen, found, chosen)
-    unbudgeted = with_project(variant, budget_usd=None)
-    over = best(unbudgeted, chosen, options)
+    unbudgeted, over = variant, found
+    if limit is not None:
+        unbudgeted = with_project(variant, budget_usd=None)
+        over = restricted(unbudgeted, chosen, options)
     if over.solution is None:
+        began = time.perf_counter()
         data = prepare_data(unbudgeted)
         why = infeasible_reason(unbudgeted, data) if data.modes else over.why
-        return {**empty(why), "status": over.status, "seconds": round(found.seconds + over.seconds, 3)}
+        if over.status == "infeasible":
+            why = with_cheapest_change(why, unbudgeted, data, options, chosen)
+        seconds = found.seconds + (over.seconds if over is not found else 0.0) + time.perf_counter() - began
+        return {**empty(why), "status": over.status, "seconds": round(seconds, 3)}
     row = compare(chosen, over, chosen)
     row.update(status="over_budget", seconds=round(found.seconds + over.seconds, 3),
                note=f"over budget_usd by {money(over.objective - limit)}")
     return row
+
+
+def restricted(variant, chosen: dict, options: SolveOptions) -> Variant:
+    """The answer the workbook's objective gives ``variant``, a restriction of the workbook (every design of it is
+    one of the workbook's). min_cost: its cheapest design (designer.solve.resolve.cheapest). min_latency: its least
+    feasible latency level, then the cheapest design there. Its level is at least the chosen design's when that
+    was proven the workbook's least (status optimal), so only levels from there up are searched: first one
+    feasibility probe with every mode the variant has (none: no design at all, the answer of most alternatives
+    ruled out), then a binary search of probes below it (feasibility is monotone in the level)."""
+    if variant.project.get("objective") != "min_latency":
+        return cheapest(variant, chosen, options, cutoff=budget(variant))
+    began = time.perf_counter()
+    floor = worst_latency(chosen) if chosen.get("status") == "optimal" else 0.0
+    levels = sorted({m.latency_us for m in prepare_data(variant).modes if m.latency_us >= floor - 1e-9})
+    if not levels:
+        return cheapest(variant, None, options, cutoff=budget(variant))  # says which filters left no mode
+    probe = SolveOptions(threads=options.threads)
+    top, proven = least_latency(variant, [levels[-1], math.inf], probe, Clock(None), lambda _m: None, [])
+    if top > levels[-1]:  # the probe at the top level found no design: none exists (proven), or no verdict
+        found = Variant("infeasible", why="no design meets every limit") if proven else \
+            cheapest(variant, None, options, latency_cap=levels[-1], cutoff=budget(variant))
+        found.seconds = time.perf_counter() - began
+        return found
+    level, _ = least_latency(variant, levels, probe, Clock(None), lambda _m: None, [])
+    found = cheapest(variant, chosen, options, latency_cap=level, cutoff=budget(variant))
+    found.seconds = time.perf_counter() - began
+    return found
+
+
+DIAGNOSIS_SECONDS = 5.0  # the elastic model's HiGHS time for an alternative with no design
+DIAGNOSIS_SIZE = 400  # the most fabric modes enumerated x sites of a workbook whose alternatives' diagnosis is cheap
+
+
+def with_cheapest_change(why: str, variant, data, options: SolveOptions, chosen: dict) -> str:
+    """``why`` and, when the elastic diagnosis (designer.solve.diagnose) is cheap and proves its smallest change
+    within DIAGNOSIS_SECONDS, that change ("; the smallest change: ..."); ``why`` alone otherwise (the diagnosis
+    stopped at its time limit, found no change, or failed). Cheap: the workbook (``chosen``'s modes summary)
+    enumerates at most DIAGNOSIS_SIZE fabric modes x sites; the variant's own count would not do, as the elastic
+    model lifts the restriction (a protocol, a topology) and brings every mode back, and its building is not bounded
+    by the time limit (the default example, 523 modes x 4 sites, took minutes of CPU for one alternative)."""
+    from designer.solve.diagnose import diagnose
+
+    enumerated = int((chosen.get("modes") or {}).get("enumerated") or 0)
+    if not enumerated or enumerated * len(variant.sites) > DIAGNOSIS_SIZE:
+        return why
+    try:
+        found = diagnose(variant, why, data=data, options=SolveOptions(time_limit=DIAGNOSIS_SECONDS,
+                                                                        threads=options.threads))
+    except Exception:  # noqa: BLE001 - the alternative's answer stands without it
+        return why
+    if not found["changes"] or any("time limit" in note for note in found["notes"]):
+        return why
+    return f"{why}; the smallest change: {found['changes'][0]['message']}"
 
 
 def empty(why: str) -> dict:

@@ -21,7 +21,7 @@ from models.modes import site_floor
 LATENCY_REASON = "latency above max_fabric_latency_us"  # models.modes.enumerate_modes
 TOL = {"budget": 1e-4, "power": 1e-3, "space": 1e-3, "demand": 1e-3, "latency": 1e-6, "dci": 1e-6, "fiber": 1e-3}
 # the limits the elastic model lifts into penalties: first those that keep the model's size, then the fabric's
-FIRST = ("max_site_rtt_ms", "dci_ratio", "fiber_pairs")
+FIRST = ("max_site_rtt_ms", "dci_ratio", "fiber_pairs", "route_diversity")
 SECOND = ("max_fabric_latency_us", "max_oversubscription", "protocols_allowed", "topologies_allowed")
 
 
@@ -58,7 +58,7 @@ def _mode_words(mode) -> str:
 
 
 def change(knob, scope, current, needed, unit, message) -> dict:
-    numbers = isinstance(current, (int, float)) and isinstance(needed, (int, float))
+    numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (current, needed))
     delta = needed - current if numbers else None
     return {"knob": knob, "scope": scope, "current": current, "needed": needed, "change": delta, "unit": unit,
             "message": message}
@@ -77,7 +77,7 @@ def diagnose(inputs, reason: str = "", data=None, options=None) -> dict:
     else:
         # The RTT limit only removes routes, so lifting it costs little; lifting the latency limit brings
         # back every fabric mode it filtered (a larger model): only when the first model is not enough.
-        say("diagnosing: elastic model (budget, power, space, demand, RTT, dci_ratio, fiber pairs)")
+        say("diagnosing: elastic model (budget, power, space, demand, RTT, dci_ratio, fiber pairs, route diversity)")
         found = _elastic(inputs, lift=FIRST, options=options)
         if (found is None or found["slacks"]["demand_gpus"] > 0.5) and _restricts(inputs):
             say("diagnosing: elastic model with the fabric limits lifted as well (latency, oversubscription, "
@@ -88,9 +88,9 @@ def diagnose(inputs, reason: str = "", data=None, options=None) -> dict:
         if found is None:
             out["method"] = "elastic"
             out["notes"].append("no change to the budget, site power, site space, GPU demand, fabric latency, RTT, "
-                                "dci_ratio, fiber pairs, oversubscription, protocol or topology limits alone makes a "
-                                "design possible: the cause is elsewhere (sites to open, routes, reach, the workload "
-                                "limit)")
+                                "dci_ratio, fiber pairs, route diversity, oversubscription, protocol or topology "
+                                "limits alone makes a design possible: the cause is elsewhere (sites to open, routes, "
+                                "reach, the workload limit)")
         else:
             out["method"] = "elastic"
             out["changes"] = _changes(inputs, found)
@@ -236,12 +236,7 @@ def _changes(inputs, found: dict) -> list[dict]:
         needed = _up_sig(limits.budget_usd + s["budget_musd"] * 1e6)
         out.append(change("budget_usd", "project", float(limits.budget_usd), needed, "USD",
                           f"raise budget_usd by {money(needed - limits.budget_usd)} (to {money(needed)})"))
-    for site, slack in s["power_mw"].items():
-        if slack > TOL["power"]:
-            cap = limits.power_mw[site]
-            needed = _up_sig(cap + slack)
-            out.append(change("power_mw", f"sites.{site}", cap, needed, "MW",
-                              f"site {site} needs {_mw(needed - cap)} MW more (power_mw {cap:g} -> {needed:g})"))
+    out += _power_changes(inputs, found)
     for site, slack in s["space_nodes"].items():
         if slack > TOL["space"]:
             cap = limits.max_nodes[site]
@@ -275,6 +270,7 @@ def _changes(inputs, found: dict) -> list[dict]:
                           f"sites {pair[0]} and {pair[1]} are {value:.3f} ms apart (RTT over the routes used), above "
                           f"max_site_rtt_ms {cap:g}: raise it to {needed:.2f}"))
     out += _network_changes(inputs, found)
+    out += _diversity_changes(inputs, found)
     if s["demand_gpus"] > 0.5:
         short = math.ceil(s["demand_gpus"] - 1e-6)
         held = limits.gpus_required - short
@@ -284,6 +280,9 @@ def _changes(inputs, found: dict) -> list[dict]:
                           f"lower gpus_required by {limits.gpus_required - held:,} (to {held:,}) or add candidate "
                           "sites"))
     out.sort(key=_relative)
+    knobs = [c["knob"] for c in out]
+    if "power_headroom" in knobs and "power_mw" in knobs and knobs.index("power_mw") < knobs.index("power_headroom"):
+        out.insert(knobs.index("power_mw"), out.pop(knobs.index("power_headroom")))  # see _relative
     if out:
         opened = ", ".join(f"{k} ({int(round(found['slacks']['nodes'][k])) * gpn:,} GPUs)" for k in s["opened"])
         found["notes"].append(f"with these changes the cheapest design costs {money(s['cost_usd'])} and opens "
@@ -293,13 +292,18 @@ def _changes(inputs, found: dict) -> list[dict]:
 
 def _relative(c: dict) -> float:
     """How large a change is against its limit, weighted as the elastic model weighs it (models.elastic.WEIGHTS:
-    dci_ratio 10 times); a protocol or topology to allow counts as 1, the GPU demand comes last."""
+    dci_ratio 10 times); a protocol or topology to allow, or route_diversity to give up, counts as 1, the GPU
+    demand comes last. power_headroom h -> h' frees (h - h') x power_mw, the same megawatts as raising power_mw
+    by (h - h') / (1 - h) of itself: it is measured so, and _changes puts it before the power_mw raises it stands
+    for (the same megawatts, already there; their roundings differ)."""
     from models.elastic import WEIGHTS
 
     if c["knob"] == "gpus_required":
         return math.inf
+    if c["knob"] == "power_headroom":
+        return (c["current"] - c["needed"]) / (1.0 - c["current"])
     weight = WEIGHTS["dci"] if c["knob"] == "dci_ratio" else 1.0
-    if isinstance(c["current"], (int, float)) and isinstance(c["needed"], (int, float)):
+    if c["change"] is not None:
         return weight * abs(c["needed"] - c["current"]) / max(abs(c["current"]), 1e-9)
     return 1.0
 
@@ -346,6 +350,87 @@ def _network_changes(inputs, found: dict) -> list[dict]:
             out.append(change(knob, "project", ",".join(allowed), ",".join(allowed + missing), "",
                               f"add {', '.join(missing)} to {knob} (the design uses it at {where})"))
     return out
+
+
+def _power_changes(inputs, found: dict) -> list[dict]:
+    """Power changes from the elastic slacks: each short site's power_mw raised to what the design uses, grossed
+    up by power_headroom h (the design may use power_mw x (1 - h)); and, with h > 0, when the held-back share
+    alone is what is short (every short site uses at most its power_mw), the one power_headroom h' that gives
+    every site what it uses: h' = min_s (1 - use_s / power_mw_s), rounded down to 0.001."""
+    s = found["slacks"]
+    limits = found["limits"]
+    share = float(inputs.project.get("power_headroom") or 0.0)
+    out, uses = [], {}
+    for site, slack in s["power_mw"].items():
+        if slack <= TOL["power"]:
+            continue
+        cap = limits.power_mw[site]
+        raw = float(inputs.sites.loc[site, "power_mw"])
+        use = _up_sig(cap + slack)
+        uses[site] = (use, raw)
+        needed = _up_sig(use / (1.0 - share))
+        held = f" than power_headroom {share:g} leaves" if share else ""
+        out.append(change("power_mw", f"sites.{site}", raw, needed, "MW",
+                          f"site {site} needs {_mw(use - cap)} MW more{held} (power_mw {raw:g} -> {needed:g})"))
+    if share > 0 and uses and all(use <= raw * (1 - 1e-9) for use, raw in uses.values()):
+        needed = math.floor((1.0 - max(use / raw for use, raw in uses.values())) * 1e3 + 1e-9) / 1e3
+        where = ", ".join(f"{_mw(raw * (1 - share))} MW at {k} (the design uses {_mw(use)})"
+                          for k, (use, raw) in uses.items())
+        out.append(change("power_headroom", "project", share, needed, "",
+                          f"power_headroom {share:g} leaves {where}: set power_headroom to {needed:g}"))
+    return out
+
+
+def _diversity_changes(inputs, found: dict) -> list[dict]:
+    """route_diversity given up by the elastic design: the failures that cut its open sites apart over the routes
+    it uses (models.intersite.failure_groups), the sites each cuts off, and routes to add between open sites
+    without one (greedy: each the pair that joins the most failures' parts, until every failure is covered)."""
+    import itertools
+
+    import networkx as nx
+
+    from models.intersite import failure_groups
+
+    s = found["slacks"]
+    if not s.get("route_diversity_dropped"):
+        return []
+    model = found["model"]
+    routes = found["data"].inter.routes
+    used = set(s["used_routes"])
+    opened = list(s["opened"])
+    cuts = {}  # failure name -> its parts (lists of open sites), largest first
+    for name, keys in failure_groups(routes).items():
+        graph = nx.Graph()
+        graph.add_nodes_from(opened)
+        graph.add_edges_from((model.route[r].a, model.route[r].b) for r in used if r not in keys)
+        parts = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: (-len(c), c))
+        if len(parts) > 1:
+            cuts[name] = parts
+    routed = {frozenset((str(r["site_a"]), str(r["site_b"]))) for _, r in inputs.routes.iterrows()}
+    left, add = dict(cuts), []
+    while left:
+        pairs = [p for p in itertools.combinations(sorted(opened), 2) if frozenset(p) not in routed
+                 and frozenset(p) not in {frozenset(q) for q in add}]
+        score = {p: sum(1 for parts in left.values() if not any(p[0] in c and p[1] in c for c in parts))
+                 for p in pairs}
+        if not score or max(score.values()) == 0:
+            break
+        best = max(pairs, key=lambda p: score[p])  # the first of the best, in name order
+        add.append(best)
+        left = {k: v for k, v in left.items() if any(best[0] in c and best[1] in c for c in v)}
+    said = "; ".join(f"losing {name} cuts off {', '.join(x for part in parts[1:] for x in part)}"
+                     for name, parts in cuts.items())
+    cut_off = sorted({x for parts in cuts.values() for part in parts[1:] for x in part})
+    if add and not left:
+        route_words = f"add a route {' and '.join(f'{a}--{b}' for a, b in add)}"
+    elif left and not add:  # every pair of open sites has its route already: a second path runs through another
+        route_words = "add a site with routes to both sides"
+    else:
+        route_words = "add routes between the open sites"
+    why = f" ({said})" if said else ""
+    return [change("route_diversity", "project", True, False, "",
+                   f"route_diversity makes this infeasible: no second route reaches {', '.join(cut_off) or 'every open site'}"
+                   f"{why}; {route_words} or set route_diversity to false")]
 
 
 def _down_sig(x: float, digits: int) -> float:

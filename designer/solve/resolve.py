@@ -99,3 +99,31 @@ def design_start(model, data, chosen: dict, options: SolveOptions, cutoff: float
         return None
     outcome.status = "feasible"
     return outcome
+
+
+def cheaper_than(inputs, threshold: float, options: SolveOptions, latency_cap: float | None = None,
+                 cutoff: float | None = None, data=None) -> tuple[bool | None, Variant | None]:
+    """Whether ``inputs`` (modes at or below ``latency_cap``) has a design costing less than ``threshold`` (USD),
+    and when it has, its cheapest design (within ``cutoff`` too), to the gap of ``options``.
+
+    One HiGHS run with min(threshold, cutoff) as its objective bound: every node whose LP bound reaches it is
+    pruned, so the search proves what the variant's optimum is not (``objectiveLimit``: the optimum is at least
+    ``threshold``) with no incumbent to find first, and when a design below it exists the same run goes on to the
+    gap. Exact: the bound removes only designs at or above ``threshold``, and a design below it is all the answer
+    needs. Returns (False, None) when none is below, (True, Variant) when one is, (None, None) when HiGHS stopped
+    on a limit without a verdict."""
+    began = time.perf_counter()
+    data = data if data is not None else prepare_data(inputs, latency_cap=latency_cap)
+    if not data.modes:
+        return False, None
+    model = build_model(data)
+    set_objective(model, "cost")
+    limit = threshold if cutoff is None else min(threshold, cutoff)
+    outcome = run_highs(model, options, COST_SCALE, cutoff=limit)
+    if outcome.status == "infeasible":
+        return False, None
+    if outcome.status not in ("optimal", "feasible") or outcome.objective is None:
+        return None, None
+    seconds = time.perf_counter() - began
+    solution = extract(model, data, outcome, options, seconds=seconds)
+    return True, Variant(outcome.status, outcome.objective, outcome.bound, solution, seconds=seconds)

@@ -4,11 +4,18 @@ min_latency a faster one), whatever its slack in the chosen design.
 
 Steps: +1 MW of a site's power, +10% of its max_nodes, +5% of a route's fiber pairs (at least one), dci_ratio
 20% lower, max_oversubscription to the next level, max_sites + 1, the workload's max_comm_fraction 20% higher,
-the RTT and latency limits lifted, and under min_latency the budget a faster latency level needs. Sites (and routes) are first relaxed together: when that buys nothing
-beyond the gap, none of them alone does (a relaxation's designs are a subset of the group's), and they are not
-re-solved one by one. A saving is given with what the re-solve proved: ``saving_usd`` = chosen - found,
-``saving_max_usd`` = chosen - the re-solve's bound; a limit binds when the found design is cheaper than the
-chosen one's bound (proven cheaper) or faster, and otherwise saves 0 (at most ``saving_max_usd``)."""
+the RTT and latency limits lifted, and under min_latency the budget a faster latency level needs.
+
+Each relaxation keeps the chosen design a design, so it binds exactly when its optimum is below T = the chosen
+design's proven bound x (1 - 1e-6), or (min_latency) a faster level has a design. That is decided first, cheaply
+(``relaxed``): one feasibility probe at the next faster level, then one HiGHS run with T as its objective bound,
+which proves "nothing below T" with no incumbent to find, or finds the cheaper design and solves it to the gap in
+the same run. Every site's power and space and every route's fiber pairs are first relaxed all at once, then per
+limit (all sites, all routes): when that buys nothing beyond the gap, none of them alone does (a relaxation's
+designs are a subset of the joint one's), and they are not re-solved one by one. A saving is given with what the
+re-solve proved: ``saving_usd`` = chosen - found, ``saving_max_usd`` = chosen - the re-solve's bound (T when it
+found nothing below T); a limit binds when the found design is cheaper than the chosen one's bound (proven
+cheaper) or faster, and otherwise saves 0 (at most ``saving_max_usd``)."""
 
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ from dataclasses import replace
 from designer.formats import money
 from designer.solve.highs import SolveOptions
 from designer.solve.prepare import prepare_data
-from designer.solve.resolve import Variant, cheapest, with_project, with_route, with_site
+from designer.solve.resolve import Variant, cheaper_than, cheapest, with_project, with_route, with_site
 from designer.solve.run import Clock, budget, least_latency
 from models.modes import OVERSUBSCRIPTION_LEVELS
 
@@ -51,6 +58,40 @@ def best(inputs, chosen: dict, options: SolveOptions, start: dict | None = None)
     return cheapest(inputs, start, options, latency_cap=level, cutoff=cutoff)
 
 
+def relaxed(inputs, chosen: dict, options: SolveOptions, base: Base) -> Variant:
+    """The answer the workbook's objective gives ``inputs``, a relaxation of the workbook (the chosen design stays
+    a design of it, so its optimum is at most the chosen cost, at most the chosen latency level), decided cheaply
+    where it does not change: the relaxation binds exactly when it has a faster design (min_latency) or one
+    cheaper than T = the chosen design's proven bound x (1 - 1e-6) (Base.row).
+
+    - min_latency: one probe at the next latency level below the chosen design's, within the budget (feasibility
+      is monotone in the level: no design there, none faster); a design there is the answer ``best`` gives.
+    - then designer.solve.resolve.cheaper_than: HiGHS with T as its objective bound, stopping at its first design
+      below T. None proves the relaxation's optimum is in [T, chosen cost]: the chosen design is the answer, its
+      bound T (``saving_max_usd`` = chosen cost - T). A design below T is solved to the gap in the same model.
+    A probe stopped by a limit leaves the full re-solve (``best``) to answer."""
+    began = time.perf_counter()
+    cap = None
+    if inputs.project.get("objective") == "min_latency":
+        faster = sorted({m.latency_us for m in prepare_data(inputs).modes if m.latency_us < base.latency - 1e-9})
+        if faster:
+            level, proven = least_latency(inputs, [faster[-1], base.latency], SolveOptions(threads=options.threads),
+                                          Clock(None), lambda _m: None, [])
+            if level < base.latency - 1e-9 or not proven:
+                found = best(inputs, chosen, options)
+                found.seconds = time.perf_counter() - began
+                return found
+        cap = base.latency
+    threshold = base.bound - 1e-6 * abs(base.bound)
+    verdict, found = cheaper_than(inputs, threshold, options, latency_cap=cap, cutoff=budget(inputs))
+    if verdict is None:
+        found = best(inputs, chosen, options)
+    elif not verdict:
+        found = Variant(chosen["status"], base.objective, threshold, chosen)
+    found.seconds = time.perf_counter() - began
+    return found
+
+
 def sensitivity(inputs, chosen: dict, options: SolveOptions = SolveOptions()) -> dict:
     """design.json ``sensitivity``: {rows: [...], seconds}; each row a limit, its step, and what it buys."""
     began = time.perf_counter()
@@ -64,37 +105,39 @@ def sensitivity(inputs, chosen: dict, options: SolveOptions = SolveOptions()) ->
         rows.append(rtt_row(inputs, chosen, base, options))
     ratio = float(project["dci_ratio"])
     if ratio > 0 and chosen["totals"]["sites_open"] > 1:
-        relaxed = round(ratio * DCI_STEP, 6)
-        rows.append(base.row("dci_ratio", "project", ratio, relaxed, f"{ratio:g} -> {relaxed:g}",
-                             best(with_project(inputs, dci_ratio=relaxed), chosen, options)))
+        lower = round(ratio * DCI_STEP, 6)
+        rows.append(base.row("dci_ratio", "project", ratio, lower, f"{ratio:g} -> {lower:g}",
+                             relaxed(with_project(inputs, dci_ratio=lower), chosen, options, base)))
     level = float(project["max_oversubscription"])
     above = [lv for lv in OVERSUBSCRIPTION_LEVELS if lv > level + 1e-9]
     if above:
         rows.append(base.row("max_oversubscription", "project", level, above[0], f"{level:g} -> {above[0]:g}",
-                             best(with_project(inputs, max_oversubscription=above[0]), chosen, options)))
+                             relaxed(with_project(inputs, max_oversubscription=above[0]), chosen, options, base)))
     if project.get("max_sites") is not None:
         most = int(project["max_sites"])
         rows.append(base.row("max_sites", "project", most, most + 1, f"{most} -> {most + 1}",
-                             best(with_project(inputs, max_sites=most + 1), chosen, options)))
+                             relaxed(with_project(inputs, max_sites=most + 1), chosen, options, base)))
     if inputs.workload and inputs.workload.get("max_comm_fraction") is not None:
         frac = float(inputs.workload["max_comm_fraction"])
         looser = round(min(0.99, frac * COMM_STEP), 6)
         rows.append(base.row("max_comm_fraction", "workload", frac, looser, f"{frac:g} -> {looser:g}",
-                             best(replace(inputs, workload={**inputs.workload, "max_comm_fraction": looser}),
-                                  chosen, options)))
+                             relaxed(replace(inputs, workload={**inputs.workload, "max_comm_fraction": looser}),
+                                     chosen, options, base)))
     sites = [s for s in inputs.sites.index if inputs.sites.loc[s, "status"] != "excluded"]
     power = {s: (float(inputs.sites.loc[s, "power_mw"]), float(inputs.sites.loc[s, "power_mw"]) + POWER_STEP_MW)
              for s in sites}
-    rows += group(inputs, chosen, base, options, "power_mw", power, with_site, lambda a, b: f"+{b - a:g} MW")
     space = {s: (int(inputs.sites.loc[s, "max_nodes"]),
                  int(inputs.sites.loc[s, "max_nodes"]) + max(1, math.ceil(SPACE_STEP * int(inputs.sites.loc[s, "max_nodes"]))))
              for s in sites}
-    rows += group(inputs, chosen, base, options, "max_nodes", space, with_site, lambda a, b: f"+{b - a:,} nodes")
     fiber = {i: (int(r["fiber_pairs"]), int(r["fiber_pairs"]) + max(1, round(FIBER_STEP * int(r["fiber_pairs"]))))
              for i, r in inputs.routes.iterrows() if r["site_a"] in sites and r["site_b"] in sites}
     scope = {i: f"{inputs.routes.loc[i, 'site_a']}--{inputs.routes.loc[i, 'site_b']}" for i in fiber}
-    rows += group(inputs, chosen, base, options, "fiber_pairs", fiber, with_route,
-                  lambda a, b: f"+{b - a:,} pair" + ("s" if b - a > 1 else ""), scope)
+    groups = [("power_mw", power, with_site, lambda a, b: f"+{b - a:g} MW", None),
+              ("max_nodes", space, with_site, lambda a, b: f"+{b - a:,} nodes", None),
+              ("fiber_pairs", fiber, with_route, lambda a, b: f"+{b - a:,} pair" + ("s" if b - a > 1 else ""), scope)]
+    every = every_resource(inputs, chosen, base, options, groups)
+    for limit, steps, apply, words, scopes in groups:
+        rows += group(inputs, chosen, base, options, limit, steps, apply, words, scopes, every)
     return {"rows": rows, "seconds": round(time.perf_counter() - began, 3)}
 
 
@@ -143,28 +186,47 @@ def signed(usd: float) -> str:
     return ("+" if usd >= 0 else "-") + money(abs(usd))
 
 
-def group(inputs, chosen, base: Base, options, limit: str, steps: dict, apply, words, scope: dict | None = None
-          ) -> list[dict]:
-    """Rows of a per-site (per-route) limit: all relaxed at once first; one by one only when that binds."""
+def every_resource(inputs, chosen, base: Base, options, groups: list) -> dict | None:
+    """Every site's power and space and every route's fiber pairs relaxed by their steps at once: a row (Base.row)
+    that, when it does not bind, answers for each of them (each one's designs are a subset of these); None when
+    there are fewer than two such limits (the groups answer alone)."""
+    if sum(len(steps) for _, steps, _, _, _ in groups) < 2:
+        return None
+    together = inputs
+    for limit, steps, apply, _, _ in groups:
+        for key, (_, value) in steps.items():
+            together = apply(together, key, **{limit: value})
+    row = base.row("resources", "all", None, None, "", relaxed(together, chosen, options, base))
+    return None if row["binding"] else row
+
+
+def group(inputs, chosen, base: Base, options, limit: str, steps: dict, apply, words, scope: dict | None = None,
+          every: dict | None = None) -> list[dict]:
+    """Rows of a per-site (per-route) limit: all relaxed at once first (or ``every``, a non-binding row of every
+    site and route limit relaxed at once); one by one only when that binds."""
     if not steps:
         return []
     scope = scope or {k: str(k) for k in steps}
-    together = inputs
-    for key, (_, relaxed) in steps.items():
-        together = apply(together, key, **{limit: relaxed})
-    joint = best(together, chosen, options)
-    joint_row = base.row(limit, "all", None, None, "", joint)
+    if every is not None:
+        joint_row = dict(every, limit=limit)
+        together_words = "every site's power and space and every route's fiber relaxed together"
+    else:
+        together = inputs
+        for key, (_, value) in steps.items():
+            together = apply(together, key, **{limit: value})
+        joint_row = base.row(limit, "all", None, None, "", relaxed(together, chosen, options, base))
+        together_words = f"all {'routes' if limit == 'fiber_pairs' else 'sites'} relaxed together"
     if not joint_row["binding"]:
         rows = []
-        for key, (current, relaxed) in steps.items():
-            row = dict(joint_row, scope=scope[key], current=current, relaxed=relaxed, step=words(current, relaxed),
+        for key, (current, value) in steps.items():
+            row = dict(joint_row, scope=scope[key], current=current, relaxed=value, step=words(current, value),
                        seconds=0.0)
-            row["effect"] += f" (all {'routes' if limit == 'fiber_pairs' else 'sites'} relaxed together)"
+            row["effect"] += f" ({together_words})"
             rows.append(row)
         return rows
-    return [base.row(limit, scope[key], current, relaxed, words(current, relaxed),
-                     best(apply(inputs, key, **{limit: relaxed}), chosen, options))
-            for key, (current, relaxed) in steps.items()]
+    return [base.row(limit, scope[key], current, value, words(current, value),
+                     relaxed(apply(inputs, key, **{limit: value}), chosen, options, base))
+            for key, (current, value) in steps.items()]
 
 
 def budget_row(inputs, chosen: dict, base: Base, options) -> dict:
@@ -213,7 +275,7 @@ def latency_row(inputs, chosen: dict, base: Base, options) -> dict:
                 "effect": "nothing: min_latency picks the fastest level a design reaches, and lifting the limit "
                           "only adds slower fabrics"}
     row = base.row("max_fabric_latency_us", "project", float(limit), None, "lifted",
-                   best(with_project(inputs, max_fabric_latency_us=None), chosen, options))
+                   relaxed(with_project(inputs, max_fabric_latency_us=None), chosen, options, base))
     if row["binding"]:
         row["effect"] = f"the {float(limit):g} us latency limit costs {money(row['saving_usd'])}"
     return row
@@ -228,7 +290,7 @@ def rtt_row(inputs, chosen: dict, base: Base, options) -> dict:
         return {"limit": "max_site_rtt_ms", "scope": "project", "current": limit, "relaxed": None, "step": "lifted",
                 "status": None, "objective_usd": None, "saving_usd": 0.0, "saving_max_usd": 0.0, "latency_us": None,
                 "binding": False, "seconds": 0.0, "effect": "nothing: it keeps no route and no pair of sites out"}
-    row = base.row("max_site_rtt_ms", "project", limit, None, "lifted", best(lifted, chosen, options))
+    row = base.row("max_site_rtt_ms", "project", limit, None, "lifted", relaxed(lifted, chosen, options, base))
     if row["binding"] and row["latency_us"] >= base.latency - 1e-9:
         row["effect"] = f"the {limit:g} ms RTT limit costs {money(row['saving_usd'])}"
     return row

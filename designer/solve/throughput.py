@@ -15,8 +15,19 @@ are levels, merged within LEVEL_SHARE of each other: a design at level L uses on
 
 Counts are visited from the one a bound favours most; a count is skipped when its bound (compute alone for the
 throughput; the nodes' price and compute alone for the cost) cannot beat the best design found. Each candidate is
-extracted and judged by its own training block. Exact for single-site designs up to the level merging; a design
-over several sites is judged with its inter-site step, which the levels do not see.
+extracted and judged by its own training block.
+
+The levels are one-site steps: exact for a design on one site (up to the level merging), blind to what the
+inter-site all-reduce adds to a design over several (models.training.step: after the solve). So where the workbook
+allows both, each count is searched twice: designs on one site (max_sites 1), whose levels are their steps, and
+designs over several (min_sites 2), whose step is at least compute + designer.solve.training.inter_site_floor_s
+(a lower bound: the ring over two sites at the most inter-site capacity any site's routes carry and the shortest
+route's latency). That floor enters their bound: the several-site search is skipped when compute + floor cannot
+beat the best design found, and min_cost_per_run's level bound uses the hours at compute + floor for them.
+A several-site design found at the least feasible level is then judged by its real step against the one-site
+answer, so a fast fabric split over a slow inter-site link no longer hides a faster one-site design. Exact for
+one-site designs up to the level merging; among several-site designs the search is by their one-site levels
+(the best several-site design is found where the levels rank them as their real steps do).
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from dataclasses import replace
 
 from designer.errors import Infeasible, NoSolution
 from designer.solve.prepare import prepare_data
-from designer.solve.training import job_of, mode_step_s
+from designer.solve.training import inter_site_floor_s, job_of, mode_step_s
 from models import training as tr
 
 LEVEL_SHARE = 0.01  # steps within 1% of each other are one level: the stated gap in step time
@@ -61,11 +72,31 @@ def at_count(inputs, gpus: int):
     return replace(inputs, project={**inputs.project, "gpus_required": gpus})
 
 
-def bound(inputs, gpus: int, objective: str) -> float:
+def parts(inputs) -> list[tuple[str, object, float]]:
+    """(name, workbook, floor_s) of the searches a count needs: designs on one site (max_sites 1) and designs over
+    several (min_sites 2, floor_s = inter_site_floor_s), each where the workbook allows it; the workbook itself
+    (floor 0) when it cannot open two sites."""
+    project = inputs.project
+    usable = inputs.sites[inputs.sites["status"] != "excluded"]
+    if len(usable) < 2 or not len(inputs.routes) or (project.get("max_sites") is not None
+                                                      and int(project["max_sites"]) < 2):
+        return [("", inputs, 0.0)]
+    out = []
+    if int(project.get("min_sites") or 1) <= 1 and int((usable["status"] == "required").sum()) <= 1:
+        out.append(("one site", replace(inputs, project={**project, "max_sites": 1}), 0.0))
+    floor = inter_site_floor_s(inputs)
+    if floor < math.inf:
+        several = replace(inputs, project={**project, "min_sites": max(2, int(project.get("min_sites") or 1))})
+        out.append(("several sites", several, floor))
+    return out or [("", inputs, 0.0)]
+
+
+def bound(inputs, gpus: int, objective: str, floor_s: float = 0.0) -> float:
     """What no design of ``gpus`` GPUs can beat (lower is better): -tokens/s of compute alone, or the nodes'
-    price over the years for the hours of compute alone."""
+    price over the years for the hours of compute alone; ``floor_s`` (a lower bound on the rest of the step,
+    inter_site_floor_s for designs over several sites) is added to the compute."""
     job = job_of(inputs, gpus)
-    compute = tr.compute_s(job)
+    compute = tr.compute_s(job) + floor_s
     if objective == "max_tokens_per_s":
         return -job.batch_tokens / compute
     node = inputs.node_types.loc[inputs.project["node_type"]]
@@ -93,17 +124,23 @@ def solve_training(inputs, solve_at, say) -> dict:
         if best is not None and bound(inputs, gpus, objective) >= score(best, objective)[0]:
             say(f"{gpus:,} GPUs: bound {bound(inputs, gpus, objective):,.4g} cannot beat the best found")
             continue
-        sized = at_count(inputs, gpus)
-        steps = levels([mode_step_s(sized, m) for m in prepare_data(sized).modes])
-        try:
-            found = (fastest(sized, steps, solve_at, say) if objective == "max_tokens_per_s"
-                     else cheapest_run(sized, steps, solve_at, say, best))
-        except (Infeasible, NoSolution) as exc:
-            first_error = first_error or exc
-            continue
-        searched.append({"gpus": gpus, "levels": len(steps)})
-        if found is not None and (best is None or score(found, objective) < score(best, objective)):
-            best = found
+        for name, part, floor in parts(at_count(inputs, gpus)):
+            if best is not None and bound(inputs, gpus, objective, floor) >= score(best, objective)[0]:
+                say(f"{gpus:,} GPUs on {name}: bound {bound(inputs, gpus, objective, floor):,.4g} cannot beat the "
+                    "best found")
+                continue
+            steps = levels([mode_step_s(part, m) for m in prepare_data(part).modes])
+            if not steps:
+                continue
+            try:
+                found = (fastest(part, steps, solve_at, say) if objective == "max_tokens_per_s"
+                         else cheapest_run(part, steps, solve_at, say, best, floor))
+            except (Infeasible, NoSolution) as exc:
+                first_error = first_error or exc
+                continue
+            searched.append({"gpus": gpus, "part": name, "levels": len(steps)})
+            if found is not None and (best is None or score(found, objective) < score(best, objective)):
+                best = found
     if best is None:
         raise first_error or Infeasible("no GPU count between gpus_required and gpus_max suits the parallelism")
     best["notes"].append(f"{objective}: GPU counts {', '.join(f'{c:,}' for c in counts)} considered; step levels "
@@ -127,15 +164,18 @@ def fastest(inputs, steps: list[float], solve_at, say) -> dict:
     return top if hi == len(steps) - 1 else solve_at(inputs, steps[hi], False)
 
 
-def cheapest_run(inputs, steps: list[float], solve_at, say, best: dict | None) -> dict | None:
-    """Levels in ascending order, each its cheapest design, until a level's bound cannot beat the best."""
+def cheapest_run(inputs, steps: list[float], solve_at, say, best: dict | None, floor_s: float = 0.0) -> dict | None:
+    """Levels in ascending order, each its cheapest design, until a level's bound cannot beat the best: the run's
+    hours at the level's step for designs on one site, at compute + ``floor_s`` for designs over several (their
+    real step is not bounded by their one-site level)."""
     cheapest = solve_at(inputs, steps[-1], False)  # every mode: the least capex there is (without energy)
     least_capex = 0.0 if float(inputs.project.get("horizon_years") or 0) else cheapest["totals"]["capex_usd"]
     per_hour = least_capex / float(inputs.workload["amortization_years"]) / tr.HOURS_PER_YEAR
     job = job_of(inputs)
     found = cheapest
     for level in steps[:-1]:
-        hours = float(inputs.workload["training_tokens"]) / (job.batch_tokens / level) / 3600
+        step = level if not floor_s else tr.compute_s(job) + floor_s
+        hours = float(inputs.workload["training_tokens"]) / (job.batch_tokens / step) / 3600
         incumbent = min((s for s in (best, found) if s is not None), key=lambda s: score(s, "min_cost_per_run"))
         if per_hour * hours >= score(incumbent, "min_cost_per_run")[0]:
             break

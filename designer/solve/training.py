@@ -73,6 +73,40 @@ def mode_step_s(inputs, mode) -> float:
     return _STEPS[key]
 
 
+def inter_site_floor_s(inputs, gpus: int | None = None) -> float:
+    """A lower bound on what the inter-site all-reduce adds to the step of any design over two or more sites
+    (models.training.step adds (1 - overlap) x ring(S, k, C_s, alpha) to dp and tail(sigma, 2 hops, k) to the
+    jitter, at each site; the step takes the largest): ring(S, k, C, alpha) = 2(k-1)/k x 8 S / C + 2(k-1) alpha is
+    at least its k = 2 value 8 S / C + 2 alpha, and tail grows with k. C is bounded above by the most any one
+    site's routes carry (each route's fiber pairs x the densest DCI optic within its reach, summed over the
+    site's routes), alpha below by the shortest route's one-way latency (the step takes the longest used one),
+    sigma by the least jitter of the protocols allowed. So a design over k >= 2 sites has step >= compute +
+    this. 0 without routes; inf when no route carries anything (no design opens two sites)."""
+    import math
+
+    from models.intersite import fiber_gbps, rtt_ms
+
+    routes = inputs.routes
+    if not len(routes):
+        return 0.0
+    carry: dict = {}
+    for _, r in routes.iterrows():
+        band = str(r.get("band") or "c")
+        per_pair = max((fiber_gbps(row, 1, band) for _, row in inputs.coherent.iterrows()
+                        if float(row["reach_km"]) >= float(r["distance_km"])), default=0.0)
+        for site in (r["site_a"], r["site_b"]):
+            carry[site] = carry.get(site, 0.0) + int(r["fiber_pairs"]) * per_pair
+    most = max(carry.values())
+    if most <= 0:
+        return math.inf
+    alpha_us = min(rtt_ms(float(d)) for d in routes["distance_km"]) / 2 * 1e3
+    job = job_of(inputs, gpus)
+    wan = co.ring_all_reduce(job.gradient_bytes * job.tp * job.pp, 2, most, alpha_us)
+    allowed = [p for p in inputs.project["protocols_allowed"] if p in inputs.protocols.index]
+    sigma = min(float(inputs.protocols.loc[p, "jitter_us"]) for p in allowed) if allowed else 0.0
+    return (1 - job.overlap) * wan.time_s + tr.tail_s(sigma, 2, 2)
+
+
 def wan_latency_us(solution: dict) -> float:
     """The slowest inter-site one-way latency: half the largest RTT of a used link."""
     return max((link["rtt_ms"] / 2 * 1e3 for link in solution["links"]), default=0.0)
