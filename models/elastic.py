@@ -198,15 +198,22 @@ def _elastic_network(m, data, limits: Limits, w: dict) -> list:
         m.elastic_fiber = pyo.Constraint(m.R, rule=lambda m, r: sum(m.pairs[r, c] for c in m.route[r].coherent)
                                          <= have[r] + m.slack_fiber[r])
         terms += [w["fiber"] * m.slack_fiber[r] / max(have[r], 1) for r in m.R]
-    for s, i in m.SM:
-        mode = data.modes[i]
-        if "max_oversubscription" in limits.lifted and mode.oversubscription > limits.max_oversubscription + 1e-9:
-            terms.append(w["oversubscription"] * (mode.oversubscription - limits.max_oversubscription)
-                         / limits.max_oversubscription * m.y[s, i])
-        if ("protocols_allowed" in limits.lifted and mode.protocol not in limits.protocols_allowed) or \
-                ("topologies_allowed" in limits.lifted and mode.topology not in limits.topologies_allowed):
-            terms.append(w["restriction"] * m.y[s, i])
+    terms += [mode_penalty(data.modes[i], limits, w) * m.y[s, i] for s, i in m.SM
+              if mode_penalty(data.modes[i], limits, w)]
     return terms
+
+
+def mode_penalty(mode, limits: Limits, w: dict = WEIGHTS) -> float:
+    """What choosing ``mode`` at a site pays in the elastic objective: (level - limit) / limit above a lifted
+    max_oversubscription, 1 for a protocol or topology a lifted restriction leaves out. The mode pruning takes it
+    as a criterion (designer.solve.prepare), so a mode is not dropped for a cheaper one that pays more here."""
+    penalty = 0.0
+    if "max_oversubscription" in limits.lifted and mode.oversubscription > limits.max_oversubscription + 1e-9:
+        penalty += w["oversubscription"] * (mode.oversubscription - limits.max_oversubscription) / limits.max_oversubscription
+    if ("protocols_allowed" in limits.lifted and mode.protocol not in limits.protocols_allowed) or \
+            ("topologies_allowed" in limits.lifted and mode.topology not in limits.topologies_allowed):
+        penalty += w["restriction"]
+    return penalty
 
 
 def _elastic_diversity(m, data):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -522,10 +523,12 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
     if mesh2:
         ratio1 = d1 / (u1 * mesh_leaves / (2 * (mesh_leaves - 1)))  # bisection at the largest mesh
     ratio2 = d2 * g1 / (u2 * g2) if tiers == 3 else 1.0
+    # to 4 decimals, rounded up: as max_oversubscription the figure admits this split again (a diagnosis offers it)
+    ratio = math.ceil(max(ratio1, ratio2) * 1e4 - 1e-6) / 1e4
     yield Mode(
         id=label, topology=topology, tiers=tiers, hops=hops, protocol=protocol, leaf=leaf, spine=spine, core=core,
         g0=g0, g1=g1, g2=g2, d1=d1, u1=u1, d2=d2, u2=u2, spine_ports=spine_ports, core_ports=core_ports,
-        level1=level1, level2=level2, oversubscription=round(max(ratio1, ratio2), 4),
+        level1=level1, level2=level2, oversubscription=ratio,
         latency_us=sum(breakdown.values()), latency_breakdown_us=breakdown, node_cap=node_cap,
         max_leaves=mesh_leaves,
     )

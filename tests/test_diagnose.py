@@ -295,10 +295,13 @@ def test_topology_restriction_is_named(tmp_path):
 
 
 def test_oversubscription_limit_is_named_with_the_level(tmp_path):
-    """1,024 GPUs (128 nodes) in a leaf mesh: only its 1.9375:1 split holds them."""
+    """1,024 NICs (128 nodes) in a mesh of 64-port leaves: L leaves of d down and u mesh ports (u even, u >= L - 1,
+    d + u <= 64, L d >= 1,024) at the least oversubscription 2 d (L - 1) / (u L): 37 leaves of 28 down and 36 mesh
+    ports, 2 x 28 x 36 / (36 x 37) = 1.51351:1, said rounded up, 1.5136 (34 mesh ports need 35 leaves of 30: 1.714; 38 leave 26 down, and 40
+    leaves exceed one link per leaf pair). The mesh-size grid's 1.9375 was not the least."""
     inputs, d, c = first_change(tmp_path, book(1024, topologies_allowed="leaf_mesh"), "max_oversubscription")
-    assert c["needed"] == pytest.approx(1.9375)
-    assert "raise max_oversubscription to 1.9375" in c["message"]
+    assert c["needed"] == 1.5136
+    assert "raise max_oversubscription to 1.5136" in c["message"]
     assert fixed_by(inputs, d)["totals"]["gpus"] == 1024
 
 

@@ -199,12 +199,12 @@ def _elastic(inputs, lift: tuple[str, ...], options) -> dict | None:
     """Solve the elastic model; None when even it has no solution."""
     from designer.solve.highs import SolveOptions, run_highs
     from designer.solve.prepare import prepare_data
-    from models.elastic import Limits, add_elastic, loosen, read_slacks
+    from models.elastic import Limits, add_elastic, loosen, mode_penalty, read_slacks
     from models.network import build_model
 
     limits = Limits.of(inputs, lift)
     loose = loosen(inputs, lift)
-    data = prepare_data(loose)
+    data = prepare_data(loose, penalty=lambda mode: mode_penalty(mode, limits))
     if not data.modes:
         return None
     if data.workload is not None and not any(t <= data.workload["t_max_s"] for t in data.intra_s.values()):

@@ -13,11 +13,13 @@ from models.modes import enumerate_modes
 from models.network import ModelData, multiplier, site_list, workload_rows
 
 
-def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | None = None) -> ModelData:
+def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | None = None,
+                 penalty=None) -> ModelData:
     """Enumerate and filter fabric modes, prepare inter-site data and the workload limit.
 
     ``latency_cap`` (second min_latency stage) keeps only modes at or below the worst latency found; ``step_cap``
-    (the training objectives' levels) only modes whose training step on the job's GPUs is at or below it."""
+    (the training objectives' levels) only modes whose training step on the job's GPUs is at or below it;
+    ``penalty`` (mode -> what the elastic objective charges for choosing it) is one more pruning criterion."""
     modeset = enumerate_modes(inputs)
     if latency_cap is not None:
         slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
@@ -51,7 +53,7 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     # DCI routers take leaf ports: up to V endpoints beyond a site's nodes
     window = max((data.most_attachments(s) for s in data.sites), default=0) if data.inter.routes else 0
     limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if window else 0) for s in data.sites}
-    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap), window)
+    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap, penalty), window)
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
@@ -66,11 +68,13 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
 INF = math.inf
 
 
-def pruning_criteria(data: ModelData, latency_cap: float | None):
+def pruning_criteria(data: ModelData, latency_cap: float | None, penalty=None):
     """Figures besides cost and power that the model reads from a mode (lower is better): the worst-case
     latency when it is the objective (first min_latency stage), the training step under a training objective,
-    and the intra-site all-reduce bound at each site when a workload is given."""
+    the intra-site all-reduce bound at each site when a workload is given, and the elastic model's penalty."""
     columns = []
+    if penalty is not None:
+        columns.append([penalty(mode) for mode in data.modes])
     if data.inputs.project.get("objective") == "min_latency" and latency_cap is None:
         columns.append([mode.latency_us for mode in data.modes])
     if data.inputs.project.get("objective") in TRAINING_OBJECTIVES:  # a faster step may be worth its cost
