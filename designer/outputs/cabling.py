@@ -35,9 +35,10 @@ import networkx as nx
 from designer.audit.fabric import (
     Catalog,
     build_intersite_graph,
-    build_site_graph,
+    catalog,
     device_prefix,
     members,
+    site_graph,
 )
 from designer.audit.flows import RANK
 from designer.outputs.export import csv_text
@@ -57,7 +58,7 @@ def length_class(metres: float) -> str:
 
 
 def site_graphs(solution: dict) -> list[nx.Graph]:
-    return [build_site_graph(s, solution) for s in solution["sites"] if s["open"]]
+    return [site_graph(s, solution) for s in solution["sites"] if s["open"]]
 
 
 def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = None) -> int:
@@ -117,7 +118,7 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     width = max(4, len(str(entry["nodes"])))
     prefix = device_prefix(site)
     floor = Floor(graph, entry)
-    cat = Catalog(solution.get("inputs") or {})
+    cat = catalog(solution)
     taken = defaultdict(int)
     cables = iter(range(1, 1 << 62))
 
@@ -242,7 +243,7 @@ def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog)
 def coherent_rows(solution: dict):
     """One row per wavelength (or gray link): a DCI module in a router port at each end of the route, from each
     site's RouterPorts (the line side at the module's speed)."""
-    cat = Catalog(solution.get("inputs") or {})
+    cat = catalog(solution)
     ports = {s["name"]: RouterPorts(s, cat) for s in solution["sites"] if s["open"]}
 
     def port(site: str, gbps: int) -> tuple[str, str, str]:
