@@ -53,6 +53,7 @@ class Catalog:
             setattr(self, table, {str(r[key]): r for r in inputs.get(table) or []})
         self.routes = {frozenset((r["site_a"], r["site_b"])): r for r in inputs.get("routes") or []}
         self.modes = {m: port_modes(r["port_modes"]) for m, r in self.switches.items()}
+        self.lanes_at: dict[tuple, int] = {}  # (model, gbps) -> lanes, as they are asked for
 
     def pool_gbps(self, model: str) -> float:
         """A switch's bandwidth: its port modes carry the same total (ports x Gb/s)."""
@@ -65,7 +66,10 @@ class Catalog:
         return cages(self.modes[model])
 
     def lanes(self, model: str, gbps: int) -> int:
-        return lanes(self.modes[model], gbps)
+        key = (model, gbps)
+        if key not in self.lanes_at:
+            self.lanes_at[key] = lanes(self.modes[model], gbps)
+        return self.lanes_at[key]
 
     def port(self, switch: dict, up: bool, k: int, gbps: int) -> tuple[int, int, int]:
         """(cage, lane, lanes a cage) of a switch's k-th (from 1) down or up link at ``gbps``. Down links fill
