@@ -20,7 +20,9 @@ from designer.audit.fabric import (
     Catalog,
     build_intersite_graph,
     build_site_graph,
+    catalog,
     members,
+    site_graph,
     tier_rows,
 )
 from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
@@ -48,13 +50,13 @@ def audit(design: dict, workbook=None) -> list[str]:
     out: list[str] = []
     if workbook is not None:
         design = with_workbook(design, workbook, out)
-    cat = Catalog(design.get("inputs") or {})
+    cat = catalog(design)
     unknown = unknown_names(design, cat)
     if unknown:
         return out + unknown
     opened = [s for s in design["sites"] if s["open"]]
     for entry in opened:
-        graph = build_site_graph(entry, design)
+        graph = site_graph(entry, design)
         out += graph.graph["problems"]
         for check in SITE_CHECKS:
             out += check(entry, graph, cat, design)
@@ -310,21 +312,23 @@ def device_items(graph, cat) -> tuple[Counter, Counter]:
     links, items = Counter(), Counter()
     ends: dict[tuple, Counter] = defaultdict(Counter)  # (tier, pooled role or None) -> device -> link ends
     three = graph.graph["fabric_tiers"] == 3
+    nodes, rails = graph.nodes, graph.graph["rails"]
     for u, v, e in graph.edges(data=True):
-        tier, item = e["tier"], e["item"]
-        links[tier] += e["count"]
+        tier, item, count = e["tier"], e["item"], e["count"]
+        links[tier] += count
         optic = cat.optics.get(item)
         if optic is None:
             continue
-        low, high = (u, v) if RANK[graph.nodes[u]["role"]] <= RANK[graph.nodes[v]["role"]] else (v, u)
-        lows = (Counter(("node", n) for n, _ in members(graph, low, graph.graph["rails"]))
-                if graph.nodes[low]["role"] == "endpoints" else Counter({low: e["count"]}))
+        low, high = (u, v) if RANK[nodes[u]["role"]] <= RANK[nodes[v]["role"]] else (v, u)
+        lows = (Counter(("node", n) for n, _ in members(graph, low, rails)) if nodes[low]["role"] == "endpoints"
+                else {low: count})
         lpm = int(optic.get("links_per_module") or 1)
         cable = optic["kind"] in ("dac", "aoc")
         if lpm == 1:
-            items.update({(d, item): n for d, n in lows.items()})
+            for d, n in lows.items():
+                items[d, item] += n
             if not cable:
-                items[high, item] += e["count"]
+                items[high, item] += count
         else:
             if not cable:  # a splitter cable is counted at its switch end only
                 ends[tier, item, None].update(lows)

@@ -27,10 +27,12 @@ that does not split over the networks) are sentences in ``graph.graph["problems"
 
 from __future__ import annotations
 
+import copy
 import itertools
+import json
 import math
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 
 import networkx as nx
 
@@ -51,6 +53,7 @@ class Catalog:
             setattr(self, table, {str(r[key]): r for r in inputs.get(table) or []})
         self.routes = {frozenset((r["site_a"], r["site_b"])): r for r in inputs.get("routes") or []}
         self.modes = {m: port_modes(r["port_modes"]) for m, r in self.switches.items()}
+        self.lanes_at: dict[tuple, int] = {}  # (model, gbps) -> lanes, as they are asked for
 
     def pool_gbps(self, model: str) -> float:
         """A switch's bandwidth: its port modes carry the same total (ports x Gb/s)."""
@@ -63,7 +66,10 @@ class Catalog:
         return cages(self.modes[model], self.switches[model].get("cages"))
 
     def lanes(self, model: str, gbps: int) -> int:
-        return lanes(self.modes[model], gbps, self.switches[model].get("cages"))
+        key = (model, gbps)
+        if key not in self.lanes_at:
+            self.lanes_at[key] = lanes(self.modes[model], gbps, self.switches[model].get("cages"))
+        return self.lanes_at[key]
 
     def cage_gbps(self, model: str) -> int:
         """The speed of one cage: the switch's bandwidth over its cages."""
@@ -102,6 +108,45 @@ def network_shape(entry: dict, node: dict) -> tuple[int, int, int]:
 def share(count: int, parts: int, k: int) -> int:
     """Part k of count split evenly over parts (the first ones take the remainder)."""
     return count // parts + (1 if k < count % parts else 0)
+
+
+class Memo:
+    """The last ``size`` values of a function by a key (oldest dropped first)."""
+
+    def __init__(self, size: int):
+        self.size, self.values = size, OrderedDict()
+
+    def get(self, key, make):
+        if key in self.values:
+            self.values.move_to_end(key)
+            return self.values[key]
+        value = self.values[key] = make()
+        if len(self.values) > self.size:
+            self.values.popitem(last=False)
+        return value
+
+
+GRAPHS, CATALOGS = Memo(16), Memo(4)
+
+
+def fingerprint(value) -> str:
+    """The content of a design's part as a key (JSON, keys sorted)."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def catalog(design: dict) -> Catalog:
+    """The Catalog of a design's inputs, made once per content of the inputs from a copy of them (the design may
+    change later; the Catalog does not, and it is shared: never change it)."""
+    inputs = design.get("inputs") or {}
+    return CATALOGS.get(fingerprint(inputs), lambda: Catalog(copy.deepcopy(inputs)))
+
+
+def site_graph(site, design: dict) -> nx.Graph:
+    """build_site_graph's graph, built once per content of the site entry and the design's inputs: the audit,
+    the resilience figures and the writers of one run share it, so it is only read, never changed."""
+    entry = site if isinstance(site, dict) else next(s for s in design["sites"] if s["name"] == site)
+    key = fingerprint([entry, design.get("inputs", {})])
+    return GRAPHS.get(key, lambda: build_site_graph(entry, design))
 
 
 def build_site_graph(site, design: dict) -> nx.Graph:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from designer.audit.fabric import build_intersite_graph, build_site_graph
+from designer.audit.fabric import build_intersite_graph, site_graph
 from designer.audit.flows import cuts, distinct_networks, max_flow, most_loaded
 
 
@@ -23,7 +23,7 @@ def resilience(design: dict) -> dict:
 def site_resilience(entry: dict, design: dict) -> dict:
     """Bisection of the site and what is left after losing its most loaded spine, core switch."""
     nets = []
-    for net, copies in distinct_networks(build_site_graph(entry, design)):
+    for net, copies in distinct_networks(site_graph(entry, design)):
         site_cuts = cuts(net)
         if site_cuts:
             cut = site_cuts[-1]

@@ -35,12 +35,14 @@ import networkx as nx
 from designer.audit.fabric import (
     Catalog,
     build_intersite_graph,
-    build_site_graph,
+    catalog,
     device_prefix,
     members,
+    site_graph,
 )
 from designer.audit.flows import RANK
-from designer.outputs.export import csv_text
+from designer.outputs.export import FORMULA_STARTS, csv_text
+from designer.outputs.graphml import write_graphml as write_graphml_file
 
 COLUMNS = ["site", "device", "port", "cage_share", "peer_device", "peer_port", "peer_cage_share", "speed_gbps",
            "item", "kind", "length_m", "length_class", "links", "rack", "peer_rack", "cable_id"]
@@ -49,6 +51,7 @@ RAIL = ("rail_optimized", "rail_only")  # topologies whose leaves serve one NIC 
 GROUP_ABOVE = 2_000_000
 GRAPHML_NODE = ("role", "model", "ports", "site", "plane", "network", "pod", "rail", "su")
 GRAPHML_EDGE = ("count", "gbps", "tier", "item")
+FORMULA_FIRST = frozenset(FORMULA_STARTS)  # each of them one character
 LENGTH_CLASSES = ((5, "in-rack"), (30, "in-row"), (100, "data hall"), (2000, "campus"), (120_000, "metro dwdm"))
 
 
@@ -57,7 +60,7 @@ def length_class(metres: float) -> str:
 
 
 def site_graphs(solution: dict) -> list[nx.Graph]:
-    return [build_site_graph(s, solution) for s in solution["sites"] if s["open"]]
+    return [site_graph(s, solution) for s in solution["sites"] if s["open"]]
 
 
 def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = None) -> int:
@@ -71,12 +74,17 @@ def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
         writer.writerow(COLUMNS)
         for graph in graphs:
             for row in fabric_rows(graph, solution, group):
-                writer.writerow([csv_text(v) for v in row])
+                writer.writerow(csv_row(row))
                 links += row[LINKS]
         for row in coherent_rows(solution):
-            writer.writerow([csv_text(v) for v in row])
+            writer.writerow(csv_row(row))
             links += 1
     return links
+
+
+def csv_row(row: list) -> list:
+    """A row's cells through export.csv_text, calling it only for text that starts like a formula."""
+    return [csv_text(v) if isinstance(v, str) and v[:1] in FORMULA_FIRST else v for v in row]
 
 
 class Floor:
@@ -117,7 +125,7 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     width = max(4, len(str(entry["nodes"])))
     prefix = device_prefix(site)
     floor = Floor(graph, entry)
-    cat = Catalog(solution.get("inputs") or {})
+    cat = catalog(solution)
     taken = defaultdict(int)
     cables = iter(range(1, 1 << 62))
 
@@ -135,6 +143,7 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     for u, v, e in graph.edges(data=True):
         low, high = sorted((u, v), key=lambda n: RANK[graph.nodes[n]["role"]])
         common = [e["gbps"], e["item"], e["kind"], e["length_m"], length_class(e["length_m"])]
+        high_share, high_rack = share(high, e), floor.rack(high)
         if graph.nodes[low]["role"] == "endpoints":
             nodes = members(graph, low, graph.graph["rails"])
             if group:
@@ -142,17 +151,18 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
                 for _ in range(e["count"] - 1):
                     last = port(high, False, e)
                 racks = f"{floor.node_rack(nodes[0][0])}..{floor.node_rack(nodes[-1][0])}"
-                yield [site, low, "", "", high, f"{first}-{last}" if e["count"] > 1 else first, share(high, e),
-                       *common, e["count"], racks, floor.rack(high), cable_id()]
+                yield [site, low, "", "", high, f"{first}-{last}" if e["count"] > 1 else first, high_share,
+                       *common, e["count"], racks, high_rack, cable_id()]
                 continue
             for node, nic in nodes:
                 yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", "", high, port(high, False, e),
-                       share(high, e), *common, 1, floor.node_rack(node), floor.rack(high), cable_id()]
+                       high_share, *common, 1, floor.node_rack(node), high_rack, cable_id()]
             continue
         mesh = e["tier"] == "leaf_leaf"
+        low_share, low_rack = share(low, e), floor.rack(low)
         for _ in range(e["count"]):
-            yield [site, low, port(low, True, e), share(low, e), high, port(high, mesh, e), share(high, e), *common, 1,
-                   floor.rack(low), floor.rack(high), cable_id()]
+            yield [site, low, port(low, True, e), low_share, high, port(high, mesh, e), high_share, *common, 1,
+                   low_rack, high_rack, cable_id()]
     for router, model, router_port, leaf, e in attachment_links(graph, entry, solution, cat):
         yield [site, router, router_port, share_of(cat.lanes(model, e["gbps"]), e, cat), leaf, port(leaf, False, e),
                share(leaf, e), e["gbps"], e["item"], e["kind"], e["length_m"], length_class(e["length_m"]), 1,
@@ -242,7 +252,7 @@ def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog)
 def coherent_rows(solution: dict):
     """One row per wavelength (or gray link): a DCI module in a router port at each end of the route, from each
     site's RouterPorts (the line side at the module's speed)."""
-    cat = Catalog(solution.get("inputs") or {})
+    cat = catalog(solution)
     ports = {s["name"]: RouterPorts(s, cat) for s in solution["sites"] if s["open"]}
 
     def port(site: str, gbps: int) -> tuple[str, str, str]:
@@ -274,7 +284,7 @@ def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
     for graph in graphs:
         whole.add_nodes_from((n, {k: v for k, v in d.items() if k in GRAPHML_NODE}) for n, d in graph.nodes(data=True))
         whole.add_edges_from((u, v, {k: d[k] for k in GRAPHML_EDGE}) for u, v, d in graph.edges(data=True))
-    nx.write_graphml(whole, path)
+    write_graphml_file(whole, path)
 
 
 def write_fabric_files(stage: Path, solution: dict) -> list[nx.Graph]:

@@ -15,19 +15,19 @@ from collections import Counter
 
 import pandas as pd
 
-from designer.audit.checks import Catalog, device_items
-from designer.audit.fabric import build_site_graph, share
+from designer.audit.checks import device_items
+from designer.audit.fabric import catalog, share, site_graph
 
 COLUMNS = ["site", "device", "item", "category", "per_device", "devices", "total"]
 
 
 def optics_per_device(solution: dict) -> pd.DataFrame:
     """The rows of every open site (module docstring)."""
-    cat = Catalog(solution.get("inputs") or {})
+    cat = catalog(solution)
     rows: list[dict] = []
     for entry in (s for s in solution["sites"] if s["open"]):
         held: Counter = Counter()  # (device class, item, category, per device) -> devices
-        graph = build_site_graph(entry, solution)
+        graph = site_graph(entry, solution)
         for key, n in device_items(graph, cat)[1].items():
             if key[0] == "pooled":
                 rows.append(row(entry["name"], f"{key[1]} (pooled: twin-port modules counted across the tier)",

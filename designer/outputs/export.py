@@ -114,22 +114,24 @@ def atomic_dir(target: Path, keep: bool = False):
 @contextmanager
 def beside(func, *args):
     """Run ``func(*args)`` in a forked process while the body runs, then wait for it: writers of files
-    that do not depend on each other use both cores (the report's figures beside the cabling plan). The
-    child's exception (an OSError, Ctrl-C) is raised here; a failing body stops the child."""
+    that do not depend on each other use both cores (the report's figures beside the cabling plan). Yields a list
+    that holds what ``func`` returned once the block is over. The child's exception (an OSError, Ctrl-C) is raised
+    here; a failing body stops the child. The child is no daemon, so that it may fork in turn (report.draw)."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")  # the child starts with the solution in memory, nothing to send
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_run_beside, args=(send, func, args), daemon=True)
+    child = context.Process(target=_run_beside, args=(send, func, args), daemon=False)
+    returned: list = []
     try:
         with _ctrl_c_held() as pressed:  # a Ctrl-C during the fork must not leave a child writing unseen
             child.start()
         send.close()
         if pressed:
             raise KeyboardInterrupt
-        yield
+        yield returned
         try:
-            failure = receive.recv()
+            failure, value = receive.recv()
         except EOFError:
             failure = RuntimeError(f"the process writing with {func.__name__} ended without a word")
     except BaseException:
@@ -143,18 +145,19 @@ def beside(func, *args):
         receive.close()
     if failure is not None:
         raise failure
+    returned.append(value)
 
 
 def _run_beside(send, func, args) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's held Ctrl-C
     try:
-        func(*args)
-        send.send(None)
+        value = func(*args)
+        send.send((None, value))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the parent, which raises it
         try:
-            send.send(exc)
+            send.send((exc, None))
         except Exception:  # noqa: BLE001 - an exception that cannot be pickled goes back as its text
-            send.send(RuntimeError(f"{type(exc).__name__}: {exc}"))
+            send.send((RuntimeError(f"{type(exc).__name__}: {exc}"), None))
 
 
 def _sibling(target: Path, kind: str) -> Path:

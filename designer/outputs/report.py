@@ -48,6 +48,25 @@ def _figure(make, *args) -> dict:
         return {"uri": None, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def draw(jobs: dict) -> dict:
+    """Each job's figure ({key: (make, *args)} -> {key: _figure(make, *args)}); every other one is drawn at the same
+    time in a forked process (export.beside), where this process may start one (a daemon may not)."""
+    import multiprocessing
+
+    from designer.outputs.export import beside
+
+    keys = list(jobs)
+    if len(keys) < 2 or multiprocessing.current_process().daemon:
+        return _draw_some(jobs, keys)
+    with beside(_draw_some, jobs, keys[1::2]) as theirs:
+        mine = _draw_some(jobs, keys[::2])
+    return mine | theirs[0]
+
+
+def _draw_some(jobs: dict, keys: list) -> dict:
+    return {k: _figure(*jobs[k]) for k in keys}
+
+
 def context(solution: dict, figures: bool = True) -> dict:
     """Everything the templates show, computed once (designer.outputs.statistics) from the solution."""
     from designer.outputs import plots
@@ -56,31 +75,35 @@ def context(solution: dict, figures: bool = True) -> dict:
     project = (solution.get("inputs") or {}).get("project") or {}
     limit = project.get("max_fabric_latency_us")
     opened = st.open_sites(solution)
-    sites = []
-    for s in opened:
-        racks = st.network_racks(s, solution)
-        sites.append({"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
-                      "fabric_fig": _figure(plots.fabric_figure, s) if figures else None,
-                      "latency_fig": _figure(plots.latency_figure, s, limit) if figures else None,
-                      "floor_fig": _figure(plots.floor_figure, s) if figures and st.floor_plan(s) else None,
-                      "racks": st.rack_kinds(racks) if racks else [], "rack_plan": racks,
-                      "rack_fig": _figure(plots.rack_figure, s, solution) if figures and racks and racks["racks"]
-                      else None})
     comm = st.communication(solution)
     train = st.training(solution)
     has_design = bool(opened)
     locations = st.site_locations(solution)
-    figs = {}
-    if figures:
-        if has_design:
-            figs["cost"] = _figure(plots.cost_figure, solution)
-            figs["power"] = _figure(plots.power_figure, solution)
-        if locations:
-            figs["map"] = _figure(plots.map_figure, solution)
-        if comm:
-            figs["communication"] = _figure(plots.communication_figure, comm)
-        if train:
-            figs["training"] = _figure(plots.training_figure, train)
+    plans = [st.network_racks(s, solution) for s in opened]
+    jobs = {}  # figure -> (make, *args), drawn at once (draw)
+    for k, (s, racks) in enumerate(zip(opened, plans)):
+        jobs[k, "fabric_fig"] = (plots.fabric_figure, s)
+        jobs[k, "latency_fig"] = (plots.latency_figure, s, limit)
+        if st.floor_plan(s):
+            jobs[k, "floor_fig"] = (plots.floor_figure, s)
+        if racks and racks["racks"]:
+            jobs[k, "rack_fig"] = (plots.rack_figure, s, solution)
+    if has_design:
+        jobs["cost"] = (plots.cost_figure, solution)
+        jobs["power"] = (plots.power_figure, solution)
+    if locations:
+        jobs["map"] = (plots.map_figure, solution)
+    if comm:
+        jobs["communication"] = (plots.communication_figure, comm)
+    if train:
+        jobs["training"] = (plots.training_figure, train)
+    drawn = draw(jobs) if figures else {}
+    sites = [{"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
+              "fabric_fig": drawn.get((k, "fabric_fig")), "latency_fig": drawn.get((k, "latency_fig")),
+              "floor_fig": drawn.get((k, "floor_fig")), "racks": st.rack_kinds(racks) if racks else [],
+              "rack_plan": racks, "rack_fig": drawn.get((k, "rack_fig"))}
+             for k, (s, racks) in enumerate(zip(opened, plans))]
+    figs = {name: drawn[name] for name in ("cost", "power", "map", "communication", "training") if name in drawn}
     cost_cat = st.cost_by_category(solution)
     total = sum(cost_cat.values()) or 1.0
     return {

@@ -1,0 +1,81 @@
+"""GraphML as networkx writes it (``nx.write_graphml``, lxml, pretty-printed), byte for byte, from plain string
+formatting: a fabric of a hundred thousand links in a fraction of the time.
+
+The fast path covers what the fabric graphs hold: an undirected simple graph whose node names are text and whose
+attribute values are text, whole numbers or floats. Anything else (another type, an empty text, a control
+character, a graph's own ``id``, node or edge defaults) goes to networkx itself, so the file is the same either way.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import networkx as nx
+
+HEAD = ("<?xml version='1.0' encoding='utf-8'?>\n<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\" "
+        "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"http://graphml.graphdrawing.org/"
+        "xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd\">")
+XML_TYPES = {str: "string", int: "long", float: "double"}  # networkx's names for the types of the fast path
+UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")  # where lxml's escaping or checks take over
+TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+ATTRIBUTE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
+
+
+def write_graphml(graph: nx.Graph, path: Path) -> None:
+    """``nx.write_graphml(graph, path)``, the same bytes."""
+    if not plain(graph):
+        nx.write_graphml(graph, path)
+        return
+    keys: dict[tuple, str] = {}
+
+    def key(name, value, scope: str) -> str:
+        k = (str(name), XML_TYPES[type(value)], scope)
+        if k not in keys:
+            keys[k] = f"d{len(keys)}"
+        return keys[k]
+
+    graph_data = [(key(k, v, "graph"), v) for k, v in graph.graph.items()]
+    parts = []
+    for n, d in graph.nodes(data=True):
+        name = n.translate(ATTRIBUTE)
+        if d:
+            parts.append(f'<node id="{name}">\n' + "".join(f'  <data key="{key(k, v, "node")}">{text(v)}</data>\n'
+                                                         for k, v in d.items()) + "</node>\n")
+        else:
+            parts.append(f'<node id="{name}"/>\n')
+    for u, v, d in graph.edges(data=True):
+        ends = f'source="{u.translate(ATTRIBUTE)}" target="{v.translate(ATTRIBUTE)}"'
+        if d:
+            parts.append(f"<edge {ends}>\n" + "".join(f'  <data key="{key(k, x, "edge")}">{text(x)}</data>\n'
+                                                    for k, x in d.items()) + "</edge>\n")
+        else:
+            parts.append(f"<edge {ends}/>\n")
+    head = [HEAD] + [f'<key id="{i}" for="{scope}" attr.name="{name.translate(ATTRIBUTE)}" attr.type="{kind}"/>\n'
+                     for (name, kind, scope), i in reversed(keys.items())]
+    head.append('<graph edgedefault="undirected">' + "".join(f'<data key="{k}">{text(v)}</data>\n'
+                                                             for k, v in graph_data))
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        handle.write("".join(head))
+        handle.writelines(parts)
+        handle.write("</graph></graphml>")
+
+
+def text(value) -> str:
+    return str(value).translate(TEXT)
+
+
+def plain(graph: nx.Graph) -> bool:
+    """The graph is one the fast path writes exactly (module docstring)."""
+    if graph.is_directed() or graph.is_multigraph() or {"id", "node_default", "edge_default"} & set(graph.graph):
+        return False
+    names = [n for n in graph.nodes]
+    values = [k for k in graph.graph] + list(graph.graph.values())
+    for _, d in graph.nodes(data=True):
+        values += d
+        values += d.values()
+    for *_, d in graph.edges(data=True):
+        values += d
+        values += d.values()
+    return (all(type(n) is str and n and not UNSAFE.search(n) for n in names)
+            and all(type(v) in XML_TYPES and (type(v) is not str or (v and not UNSAFE.search(v))) for v in values))
