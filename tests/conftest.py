@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A shell starts a background job with SIGINT ignored, and the commands it runs inherit that: the Ctrl-C tests
+# (tests/test_atomic.py) need Python's handler here and the default one in the commands they start (a handler of
+# this process is reset to the default in a child; an ignored signal is not).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # --- hypothesis profiles (tests/test_oracle.py, tests/test_properties.py) ----------------------------
 # "designer" (default): derandomized, so CI runs the same examples every time; no deadline (an example
