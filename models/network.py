@@ -107,12 +107,8 @@ class ModelData:
 
     @property
     def plant(self) -> dict:
-        """The cheapest fiber_plant row of each role (jumper, trunk, panel) priced into the design; none when the
-        project switches the fiber plant off."""
-        table = self.inputs.fiber_plant
-        if not self.inputs.project.get("fiber_plant", True) or not len(table):
-            return {}
-        return {role: rows.sort_values(["price_usd"]).iloc[0] for role, rows in table.groupby("role")}
+        """The fiber_plant rows priced into the design (plant_rows)."""
+        return plant_rows(self.inputs)
 
     def support_lengths(self, s: str) -> dict[str, float]:
         """Length in metres of each support network's node link at site s (models.layout.support_length)."""
@@ -919,6 +915,28 @@ def define_fiber_plant(m, data: ModelData) -> None:
         m.add_component(f"{name}_ports", pyo.Constraint(m.S, rule=lambda m, s, name=name, ends=ends, ports=ports:
                                                         pyo.inequality(0, ports * getattr(m, name)[s] - ends(m, s),
                                                                        ports - 1)))
+
+
+def plant_rows(inputs) -> dict:
+    """The cheapest fiber_plant row of each role (jumper, trunk, panel, ...) priced into a design; none when the
+    project switches the fiber plant off."""
+    table = inputs.fiber_plant
+    if not inputs.project.get("fiber_plant", True) or not len(table):
+        return {}
+    return {role: rows.sort_values(["price_usd"]).iloc[0] for role, rows in table.groupby("role")}
+
+
+def plant_usd_per_link(plant: dict, cable, in_rack_m: float) -> float:
+    """The fiber plant one link of ``cable`` takes, in USD (define_fiber_plant): none for a cable; a transceiver link
+    within ``in_rack_m`` a jumper; a longer one a jumper at each end, a trunk and a patch-panel port at each end
+    (a panel's price over its ports: the panels' ceiling is per site)."""
+    if cable.kind != "transceiver" or not plant:
+        return 0.0
+    price = {role: float(row["price_usd"]) for role, row in plant.items()}
+    if cable.length_m <= in_rack_m:
+        return price.get("jumper", 0.0)
+    panel = 2 * price["panel"] / float(plant["panel"]["ports"]) if "panel" in plant else 0.0
+    return 2 * price.get("jumper", 0.0) + price.get("trunk", 0.0) + panel
 
 
 def plant_counts(m, s) -> dict:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from models.intersite import end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs, prepare
 from models.modes import power_cap_mw
-from models.network import support_links
+from models.network import plant_rows, plant_usd_per_link, support_links
 
 
 @dataclass
@@ -61,7 +61,10 @@ def fabric_size(mode, n, nics: int, planes: int):
     return leaves, mid, top, links, copies, fits
 
 
-def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict):
+def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict, plant: dict | None = None,
+                      in_rack_m: float = 0.0):
+    """(cost USD, IT W, fits) of ``mode`` for node counts ``n``: switches, cables or modules, and the fiber plant
+    its transceiver links take (``plant``: models.network.plant_rows; panels by the port)."""
     leaves, mid, top, links, copies, fits = fabric_size(mode, n, nics, planes)
     cost = copies * (prices[mode.leaf] * leaves + (prices[mode.spine] * mid if mode.spine else 0)
                      + (prices[mode.core] * top if mode.core else 0))
@@ -69,7 +72,7 @@ def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict
                       + (watts[mode.core] * top if mode.core else 0))
     for cable, count in zip(mode.cables, links):
         items = _ceil((1 if cable.cable else 2) * count, cable.links_per_module)
-        cost = cost + cable.unit_price * items
+        cost = cost + cable.unit_price * items + plant_usd_per_link(plant or {}, cable, in_rack_m) * count
         power = power + cable.unit_power_w * items
     return cost.astype(float), power.astype(float), fits
 
@@ -222,7 +225,8 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     reserve = {s: 0.0 for s in order}  # IT watts kept for DCI routers and coherent modules
     extra_usd, extra_w = support_cost_watts(inputs, grid)
     sized = [(c + extra_usd, w + extra_w, fits)
-             for c, w, fits in (fabric_cost_watts(mode, grid, nics, planes, prices, watts) for mode in modes)]
+             for c, w, fits in (fabric_cost_watts(mode, grid, nics, planes, prices, watts, plant_rows(inputs),
+                                                  float(p.get("cable_in_rack_m") or 0.0)) for mode in modes)]
     held_with = [with_attachments(fits) for _c, _w, fits in sized]  # per mode, the same every round
     for _round in range(max_rounds):
         # most nodes each site holds in each mode within power and space
