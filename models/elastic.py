@@ -198,8 +198,8 @@ def _elastic_network(m, data, limits: Limits, w: dict) -> list:
         m.elastic_fiber = pyo.Constraint(m.R, rule=lambda m, r: sum(m.pairs[r, c] for c in m.route[r].coherent)
                                          <= have[r] + m.slack_fiber[r])
         terms += [w["fiber"] * m.slack_fiber[r] / max(have[r], 1) for r in m.R]
-    terms += [mode_penalty(data.modes[i], limits, w) * m.y[s, i] for s, i in m.SM
-              if mode_penalty(data.modes[i], limits, w)]
+    pay = {i: mode_penalty(mode, limits, w) for i, mode in enumerate(data.modes)}
+    terms += [pay[i] * m.y[s, i] for s, i in m.SM if pay[i]]
     return terms
 
 
