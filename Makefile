@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/designer solve
 
+# The suite on every core (pytest-xdist), a test file to a worker so its module fixtures are built once; the
+# slowest tests listed at the end.
 test: $(STAMP) browser
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile --durations=25
 
 # Headless Chromium for the report's rendering test (tests/test_report.py); the test skips, saying so,
 # where it cannot be installed.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_diagnose import SW64, book, site
 
 from designer import cli
 from designer.formats import money
@@ -19,7 +20,6 @@ from designer.solve.alternatives import alternatives
 from designer.solve.resolve import with_project, with_site
 from designer.solve.run import solve
 from designer.solve.sensitivity import mark_constraints, sensitivity
-from test_diagnose import SW64, book, site
 
 TOL = 2e-4  # two MIP gaps
 
@@ -213,3 +213,27 @@ def test_an_alternative_with_no_design_names_the_smallest_change(tmp_path):
     needed = float(r["note"].split("power_mw 0.07 -> ")[1].rstrip(")"))
     alone = solve(with_site(with_site(inputs, "a", status="excluded"), "b", power_mw=needed))
     assert alone["totals"]["sites_open"] == 1 and alone["totals"]["gpus"] == 64
+
+
+def test_a_cheaper_alternative_is_said_to_lie_within_the_gap_only_where_the_objective_ranks_it_first(explained):
+    """An alternative can cost less than the chosen design only within its proven gap (min_cost, or min_latency at
+    no more latency): its note says so and names the bound. A slower one under min_latency is simply cheaper.
+    Each row carries the training step and its delta where the designs have one."""
+    from designer.solve.alternatives import compare
+    from designer.solve.resolve import Variant
+
+    _, chosen, _ = explained
+    cheaper = Variant("optimal", chosen["objective_usd"] - 2_000, solution=chosen)
+    note = compare(chosen, cheaper, chosen)["note"]
+    assert note.startswith("$2,000 cheaper: within the chosen design's proven gap")
+    assert money(chosen["solver"]["bound_usd"]) in note
+    slower = json.loads(json.dumps(chosen))
+    for e in slower["sites"]:
+        if e["open"]:
+            e["fabric_latency_us"] += 1.0
+    base = {**chosen, "objective": "min_latency"}
+    assert compare(base, Variant("optimal", chosen["objective_usd"] - 2_000, solution=slower), base)["note"] == ""
+    timed = {**chosen, "training": {"step_time_s": 0.5}}
+    row = compare(timed, Variant("optimal", chosen["objective_usd"], solution={**chosen, "training": {
+        "step_time_s": 0.625}}), timed)
+    assert row["step_s"] == 0.625 and row["step_delta_s"] == pytest.approx(0.125)

@@ -403,3 +403,48 @@ def test_max_tokens_per_s_sees_the_inter_site_step(tmp_path):
     assert chosen["training"]["tokens_per_s"] == pytest.approx(best_alone["training"]["tokens_per_s"], rel=1e-9)
     floor = inter_site_floor_s(inputs)
     assert 0 < floor and split["training"]["step_time_s"] >= tr.compute_s(job_of(inputs)) + floor
+
+
+def test_explaining_a_training_objective_judges_by_the_run(tmp_path):
+    """Under min_cost_per_run each relaxation and alternative is the objective's search run again and judged by
+    the cost of the run, not the capex: a relaxation never makes the run dearer beyond the search's step levels
+    (the chosen design is still a design of it) and binds only when it saves more than them; an alternative (a
+    restriction of the workbook) never runs cheaper beyond them, and its deltas are its run against the chosen."""
+    from designer.solve.alternatives import alternatives
+    from designer.solve.sensitivity import sensitivity
+    from designer.solve.throughput import LEVEL_SHARE
+
+    inputs = load_inputs(write_workbook(tmp_path / "run.xlsx", objective_book("min_cost_per_run")))
+    chosen = solve(inputs, SolveOptions())
+    run = chosen["training"]["cost_per_run_usd"]
+    rows = [r for r in sensitivity(inputs, chosen)["rows"] if r.get("run_relaxed") is not None]
+    assert rows
+    for r in rows:
+        assert r["run_figure"] == "cost_per_run_usd" and r["run_chosen"] == run
+        assert r["run_relaxed"] <= run * (1 + LEVEL_SHARE)
+        assert r["binding"] == (run - r["run_relaxed"] > LEVEL_SHARE * run)
+        assert r["effect"].startswith("saves" if r["binding"] else "nothing beyond the search's step levels")
+    found = [r for r in alternatives(inputs, chosen)["rows"] if r["objective_usd"] is not None]
+    assert {r["kind"] for r in found} >= {"protocol", "topology"}
+    for r in found:
+        assert r["run_usd"] >= run * (1 - LEVEL_SHARE)
+        assert r["run_delta_usd"] == pytest.approx(r["run_usd"] - run)
+        assert r["step_delta_s"] == pytest.approx(r["step_s"] - chosen["training"]["step_time_s"])
+
+
+def test_more_budget_buys_tokens_per_second_in_the_sensitivity(tmp_path):
+    """max_tokens_per_s within $4.7M: 64 GPUs ($3.1M); 10% more budget holds the 128-GPU design ($5.08M): the
+    budget row binds and says the tokens per second it buys, the chosen and relaxed runs' own figures."""
+    from designer.solve.sensitivity import sensitivity
+
+    inputs = load_inputs(write_workbook(tmp_path / "tps.xlsx", objective_book("max_tokens_per_s",
+                                                                              budget_usd=4_700_000)))
+    chosen = solve(inputs, SolveOptions())
+    assert chosen["training"]["gpus"] == 64
+    r = [r for r in sensitivity(inputs, chosen)["rows"] if r["limit"] == "budget_usd"][0]
+    assert r["binding"] and r["relaxed"] == pytest.approx(5_170_000) and r["saving_usd"] is None
+    faster = solve(replace(inputs, project={**inputs.project, "budget_usd": 5_170_000}), SolveOptions())
+    assert faster["training"]["gpus"] == 128
+    assert r["run_relaxed"] == pytest.approx(faster["training"]["tokens_per_s"])
+    gain = r["run_relaxed"] - r["run_chosen"]
+    assert r["effect"] == f"+{gain:,.0f} tokens/s (+{gain / r['run_chosen']:.1%})"

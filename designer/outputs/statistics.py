@@ -464,11 +464,15 @@ def sensitivity_rows(solution: dict) -> list[dict]:
 
 
 def alternative_rows(solution: dict) -> list[dict]:
-    """The alternatives (design.json ``alternatives``) with their designs in words: feasible ones by cost."""
+    """The alternatives (design.json ``alternatives``) with their designs in words: feasible ones by what the
+    objective ranks (the cost; under a training objective the run's cost or its tokens per second)."""
     rows = (solution.get("alternatives") or {}).get("rows") or []
     out = [{**r, "design": ", ".join(r["protocols"] + r["topologies"]) + (
         f" at {len(r['sites'])} site(s)" if r["sites"] else "")} for r in rows]
-    return sorted(out, key=lambda r: (r["objective_usd"] is None, r["cost_delta_usd"] or 0.0))
+    rank = {"min_cost_per_run": lambda r: r.get("run_delta_usd"),
+            "max_tokens_per_s": lambda r: -(r.get("tokens_delta_per_s") or 0.0)}.get(
+        solution.get("objective"), lambda r: r["cost_delta_usd"])
+    return sorted(out, key=lambda r: (r["objective_usd"] is None, rank(r) or 0.0))
 
 
 def modes_filtered(solution: dict) -> list[dict]:

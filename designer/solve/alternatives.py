@@ -9,11 +9,12 @@ import math
 import time
 
 from designer.formats import money
+from designer.solve.by_run import run_key, searched
 from designer.solve.highs import SolveOptions
 from designer.solve.prepare import prepare_data
 from designer.solve.resolve import Variant, cheapest, with_project, with_site
 from designer.solve.run import Clock, budget, infeasible_reason, least_latency
-from designer.solve.sensitivity import best, worst_latency
+from designer.solve.sensitivity import worst_latency
 from models.modes import TOPOLOGY_VARIANTS
 
 
@@ -90,7 +91,10 @@ def restricted(variant, chosen: dict, options: SolveOptions) -> Variant:
     feasible latency level, then the cheapest design there. Its level is at least the chosen design's when that
     was proven the workbook's least (status optimal), so only levels from there up are searched: first one
     feasibility probe with every mode the variant has (none: no design at all, the answer of most alternatives
-    ruled out), then a binary search of probes below it (feasibility is monotone in the level)."""
+    ruled out), then a binary search of probes below it (feasibility is monotone in the level). A training
+    objective: its whole search (designer.solve.by_run.searched)."""
+    if run_key(variant):
+        return searched(variant, options)
     if variant.project.get("objective") != "min_latency":
         return cheapest(variant, chosen, options, cutoff=budget(variant))
     began = time.perf_counter()
@@ -140,24 +144,58 @@ def with_cheapest_change(why: str, variant, data, options: SolveOptions, chosen:
 def empty(why: str) -> dict:
     return {"status": "infeasible", "objective_usd": None, "cost_delta_usd": None, "latency_us": None,
             "latency_delta_us": None, "power_mw": None, "power_delta_mw": None, "allreduce_ms": None,
-            "allreduce_delta_ms": None, "protocols": [], "topologies": [], "sites": [], "seconds": 0.0, "note": why}
+            "allreduce_delta_ms": None, "step_s": None, "step_delta_s": None, "run_usd": None, "run_delta_usd": None,
+            "tokens_per_s": None, "tokens_delta_per_s": None, "protocols": [], "topologies": [], "sites": [],
+            "seconds": 0.0, "note": why}
 
 
 def compare(chosen: dict, found: Variant, base: dict) -> dict:
-    """An alternative's figures and its deltas against the chosen design."""
+    """An alternative's figures and its deltas against the chosen design: cost, worst fabric latency, power, the
+    workload's all-reduce estimate, the training step and the run's cost and tokens per second (where the workbook
+    has them). An alternative that
+    the objective would have ranked first yet costs less is within the chosen design's proven gap (it is one of the
+    workbook's designs): the note says so."""
     if found.solution is None:
         return {**empty(found.why), "status": found.status, "seconds": round(found.seconds, 3)}
     design = found.solution
     open_sites = [e for e in design["sites"] if e["open"]]
     latency = worst_latency(design)
-    comm = (design.get("workload") or {}).get("time_ms")
-    comm0 = (base.get("workload") or {}).get("time_ms")
-    return {"status": found.status, "objective_usd": found.objective,
-            "cost_delta_usd": found.objective - float(base["objective_usd"]),
+    comm, comm0 = (figure(d, "workload", "time_ms") for d in (design, base))
+    step, step0 = (figure(d, "training", "step_time_s") for d in (design, base))
+    run, run0 = (figure(d, "training", "cost_per_run_usd") for d in (design, base))
+    rate, rate0 = (figure(d, "training", "tokens_per_s") for d in (design, base))
+    delta = found.objective - float(base["objective_usd"])
+    return {"status": found.status, "objective_usd": found.objective, "cost_delta_usd": delta,
             "latency_us": latency, "latency_delta_us": latency - worst_latency(base),
             "power_mw": design["totals"]["power_mw"],
             "power_delta_mw": design["totals"]["power_mw"] - base["totals"]["power_mw"],
-            "allreduce_ms": comm, "allreduce_delta_ms": None if comm is None or comm0 is None else comm - comm0,
+            "allreduce_ms": comm, "allreduce_delta_ms": difference(comm, comm0),
+            "step_s": step, "step_delta_s": difference(step, step0),
+            "run_usd": run, "run_delta_usd": difference(run, run0),
+            "tokens_per_s": rate, "tokens_delta_per_s": difference(rate, rate0),
             "protocols": sorted({e["protocol"] for e in open_sites}),
             "topologies": sorted({e["topology"] for e in open_sites}),
-            "sites": [e["name"] for e in open_sites], "seconds": round(found.seconds, 3), "note": ""}
+            "sites": [e["name"] for e in open_sites], "seconds": round(found.seconds, 3),
+            "note": within_gap(base, -delta) if delta < 0 and ranks_by_cost(base, latency) else ""}
+
+
+def figure(design: dict, block: str, key: str) -> float | None:
+    return (design.get(block) or {}).get(key)
+
+
+def difference(value: float | None, base: float | None) -> float | None:
+    return None if value is None or base is None else value - base
+
+
+def ranks_by_cost(chosen: dict, latency: float) -> bool:
+    """Whether a cheaper alternative would have been chosen: under min_cost always, under min_latency when it is
+    no slower (the training objectives rank by the run, where a cheaper design may be slower)."""
+    objective = chosen.get("objective") or "min_cost"
+    return objective == "min_cost" or (objective == "min_latency" and latency <= worst_latency(chosen) + 1e-9)
+
+
+def within_gap(chosen: dict, saving: float) -> str:
+    """The note of an alternative ``saving`` USD cheaper than the chosen design: within its proven gap."""
+    bound = (chosen.get("solver") or {}).get("bound_usd")
+    floor = f"; no design costs less than {money(bound)}" if bound is not None else ""
+    return f"{money(saving)} cheaper: within the chosen design's proven gap, as good{floor}"

@@ -4,7 +4,12 @@ min_latency a faster one), whatever its slack in the chosen design.
 
 Steps: +1 MW of a site's power, +10% of its max_nodes, +5% of a route's fiber pairs (at least one), dci_ratio
 20% lower, max_oversubscription to the next level, max_sites + 1, the workload's max_comm_fraction 20% higher,
-the RTT and latency limits lifted, and under min_latency the budget a faster latency level needs.
+the RTT and latency limits lifted, and under min_latency the budget a faster latency level needs (under the
+training objectives 10% more budget).
+
+Under a training objective (min_cost_per_run, max_tokens_per_s) each relaxation is the objective's whole search
+run again and judged by the run (designer.solve.by_run): the cost of the run it saves or the tokens per second it
+gains, binding beyond the search's step levels.
 
 Each relaxation keeps the chosen design a design, so it binds exactly when its optimum is below T = the chosen
 design's proven bound x (1 - 1e-6), or (min_latency) a faster level has a design. That is decided first, cheaply
@@ -22,7 +27,9 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+
 from designer.formats import money
+from designer.solve.by_run import run_gain, run_key, searched
 from designer.solve.highs import SolveOptions
 from designer.solve.prepare import prepare_data
 from designer.solve.resolve import Variant, cheaper_than, cheapest, with_project, with_route, with_site
@@ -34,6 +41,7 @@ SPACE_STEP = 0.10  # of max_nodes
 FIBER_STEP = 0.05  # of a route's fiber pairs, at least one
 DCI_STEP = 0.8  # dci_ratio times this
 COMM_STEP = 1.2  # the workload's max_comm_fraction times this
+BUDGET_STEP = 1.1  # budget_usd times this, under a training objective
 
 
 def worst_latency(solution: dict) -> float:
@@ -69,7 +77,10 @@ def relaxed(inputs, chosen: dict, options: SolveOptions, base: Base) -> Variant:
     - then designer.solve.resolve.cheaper_than: HiGHS with T as its objective bound, stopping at its first design
       below T. None proves the relaxation's optimum is in [T, chosen cost]: the chosen design is the answer, its
       bound T (``saving_max_usd`` = chosen cost - T). A design below T is solved to the gap in the same model.
-    A probe stopped by a limit leaves the full re-solve (``best``) to answer."""
+    A probe stopped by a limit leaves the full re-solve (``best``) to answer. Under a training objective the
+    search itself answers (designer.solve.by_run.searched)."""
+    if base.run_key:
+        return searched(inputs, options)
     began = time.perf_counter()
     cap = None
     if inputs.project.get("objective") == "min_latency":
@@ -150,6 +161,8 @@ class Base:
         self.bound = self.objective if bound is None else float(bound)
         self.latency = worst_latency(chosen)
         self.power = float(chosen["totals"]["power_mw"])
+        self.run_key = run_key(chosen)
+        self.run = float(chosen["training"][self.run_key]) if self.run_key else None
 
     def row(self, limit: str, scope: str, current, relaxed, step: str, found: Variant) -> dict:
         """A sensitivity row from the relaxed workbook's answer."""
@@ -161,6 +174,8 @@ class Base:
             return row
         latency = worst_latency(found.solution)
         row["latency_us"] = latency
+        if self.run_key:
+            return self.run_row(row, found.solution)
         row["saving_usd"] = self.objective - found.objective
         row["saving_max_usd"] = max(0.0, self.objective - (found.bound if found.bound is not None else found.objective))
         faster = latency < self.latency - 1e-9
@@ -168,6 +183,21 @@ class Base:
         if not row["binding"]:  # a design within the gap of the chosen one, costlier or cheaper: the same answer
             row["saving_usd"] = 0.0
         row["effect"] = effect(row, self.latency)
+        return row
+
+    def run_row(self, row: dict, design: dict) -> dict:
+        """A training objective's row: the found design's run (``run_relaxed``) against the chosen one's."""
+        figure = float(design["training"][self.run_key])
+        gain, binding = run_gain(self.run_key, self.run, figure)
+        cost = self.run_key == "cost_per_run_usd"
+        row.update(binding=binding, run_figure=self.run_key, run_chosen=self.run, run_relaxed=figure,
+                   saving_usd=(gain if binding else 0.0) if cost else None)
+        if not binding:
+            row["effect"] = "nothing beyond the search's step levels (1%)"
+        elif cost:
+            row["effect"] = f"saves {money(gain)} on the run ({money(self.run)} -> {money(figure)})"
+        else:
+            row["effect"] = f"+{gain:,.0f} tokens/s (+{gain / self.run:.1%})"
         return row
 
 
@@ -231,8 +261,13 @@ def group(inputs, chosen, base: Base, options, limit: str, steps: dict, apply, w
 
 def budget_row(inputs, chosen: dict, base: Base, options) -> dict:
     """min_cost: the budget only cuts designs off above the optimum, so it cannot bind a feasible answer;
-    min_latency: what the next latency level below the chosen design's costs, at any budget."""
+    min_latency: what the next latency level below the chosen design's costs, at any budget; a training objective:
+    what 10% more budget does to the run (more GPUs or a faster fabric)."""
     limit = float(inputs.project["budget_usd"])
+    if base.run_key:
+        more = limit * BUDGET_STEP
+        return base.row("budget_usd", "project", limit, more, f"+{BUDGET_STEP - 1:.0%}",
+                        relaxed(with_project(inputs, budget_usd=more), chosen, options, base))
     row = {"limit": "budget_usd", "scope": "project", "current": limit, "relaxed": None, "step": "",
            "status": None, "objective_usd": None, "saving_usd": None, "saving_max_usd": None, "latency_us": None,
            "binding": False, "seconds": 0.0}
@@ -276,7 +311,7 @@ def latency_row(inputs, chosen: dict, base: Base, options) -> dict:
                           "only adds slower fabrics"}
     row = base.row("max_fabric_latency_us", "project", float(limit), None, "lifted",
                    relaxed(with_project(inputs, max_fabric_latency_us=None), chosen, options, base))
-    if row["binding"]:
+    if row["binding"] and not base.run_key:
         row["effect"] = f"the {float(limit):g} us latency limit costs {money(row['saving_usd'])}"
     return row
 
@@ -291,7 +326,7 @@ def rtt_row(inputs, chosen: dict, base: Base, options) -> dict:
                 "status": None, "objective_usd": None, "saving_usd": 0.0, "saving_max_usd": 0.0, "latency_us": None,
                 "binding": False, "seconds": 0.0, "effect": "nothing: it keeps no route and no pair of sites out"}
     row = base.row("max_site_rtt_ms", "project", limit, None, "lifted", relaxed(lifted, chosen, options, base))
-    if row["binding"] and row["latency_us"] >= base.latency - 1e-9:
+    if row["binding"] and row["latency_us"] >= base.latency - 1e-9 and not base.run_key:
         row["effect"] = f"the {limit:g} ms RTT limit costs {money(row['saving_usd'])}"
     return row
 
