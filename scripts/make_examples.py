@@ -1,8 +1,9 @@
 """Write the example planner workbooks in data/examples/ (run: make examples).
 
 - default.xlsx: the embedded default: four candidate sites (a campus pair 2 km apart on a 864-pair
-  cable, one ~100 km away, one ~600 km away), a training job of 50k GPUs whose power needs more than one site, a
-  budget and a fabric-latency limit that bind.
+  cable, one ~100 km away, one ~600 km away), a training job of 50k GPUs whose power needs more than one site, under
+  min_latency: a budget that holds the design and its spares, a fabric-latency limit, and dci_ratio,
+  non-blocking fabrics and an RTT limit that bind (its --explain tables: README, Explaining a design).
 - superpod-h100.xlsx: one site, the published DGX SuperPOD H100 4-SU case (127 nodes, QM9700 only,
   rail-optimized, non-blocking): 32 leaf and 16 spine switches.
 - scale-across.xlsx: three 100 MW-class sites hundreds of km apart.
@@ -39,7 +40,7 @@ def default_workbook() -> dict:
     return {
         "project": {
             "name": "default", "gpus_required": 50_000, "node_type": "DGX B200",
-            "budget_usd": 4_275_000_000, "objective": "min_latency", "max_fabric_latency_us": 4.0,
+            "budget_usd": 4_280_000_000, "objective": "min_latency", "max_fabric_latency_us": 4.0,
             "max_site_rtt_ms": 8.0, "max_oversubscription": 1, "dci_ratio": 0.125,
         },
         "sites": [
