@@ -38,6 +38,7 @@ class ModelData:
     _limits: dict | None = field(default=None, repr=False)
     _attachments: dict = field(default_factory=dict, repr=False)  # site -> most_attachments, read per (site, mode)
     _support_m: dict = field(default_factory=dict, repr=False)  # site -> support_lengths
+    intra_memo: dict = field(default_factory=dict, repr=False)  # (site, mode id) -> designer.solve.prepare.intra_bounds
 
     @property
     def node(self):

@@ -94,19 +94,24 @@ def pruning_criteria(data: ModelData, latency_cap: float | None, penalty=None):
 
 def intra_bounds(data: ModelData) -> dict:
     """Upper bound on each (site, mode)'s intra-site all-reduce time (where the mode applies): over the most GPUs the site could
-    hold for the job by space and power (all of the job's GPUs for a single-site design: then exact)."""
+    hold for the job by space and power (all of the job's GPUs for a single-site design: then exact). Each
+    (site, mode) is computed once for ``data`` (its modes are filtered and pruned between the calls)."""
     params = data.workload
-    node = data.node
+    node = data.node.to_dict()
     gpn = int(node["gpus_per_node"])
+    efficiency = data.inputs.protocols["efficiency"].astype(float).to_dict()
     bounds = {}
     for s in data.sites:
         n = min(params["n_gpus"], gpn * data.site_node_limit(s))
         for i, mode in enumerate(data.modes):
             if s not in mode.sites:
                 continue
-            eff = float(data.inputs.protocols.loc[mode.protocol, "efficiency"])
-            bw, lat = wl.intra_s(params["bytes"], n, node, wl.per_gpu_gbps(node, eff, mode.oversubscription),
-                                 mode.latency_us)
-            bounds[s, i] = bw + lat
+            key = (s, mode.id)
+            if key not in data.intra_memo:
+                bw, lat = wl.intra_s(params["bytes"], n, node,
+                                     wl.per_gpu_gbps(node, efficiency[mode.protocol], mode.oversubscription),
+                                     mode.latency_us)
+                data.intra_memo[key] = bw + lat
+            bounds[s, i] = data.intra_memo[key]
     return bounds
 
