@@ -9,6 +9,10 @@ allows and the modes rule out (oracle.Rules): the enumeration should widen, or D
 (oversubscription between the grid levels; uplinks slower than the NICs and meshes of any size are plain
 tests now).
 
+Under the training objectives the MILP's run must be within LEVEL_SHARE (the 1% its step levels merge) of the
+oracle's best on one-site workbooks, the case designer.solve.throughput states exact up to that merging
+(TRAINING_EXAMPLES instances an objective; DESIGNER_ORACLE_TRAINING_EXAMPLES=N runs N).
+
 CI runs EXAMPLES instances (derandomized: the same ones every run); DESIGNER_ORACLE_EXAMPLES=N runs N,
 and HYPOTHESIS_PROFILE=designer-random draws new ones.
 """
@@ -28,6 +32,7 @@ from designer.errors import Infeasible
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
 from designer.solve.run import SolveOptions, solve
+from designer.solve.throughput import LEVEL_SHARE
 
 EXAMPLES = int(os.environ.get("DESIGNER_ORACLE_EXAMPLES", "220"))
 EXACT = SolveOptions(mip_gap=1e-9, **({"diagnose": False} if "diagnose" in SolveOptions.__dataclass_fields__ else {}))
@@ -111,6 +116,65 @@ def test_route_diversity_equals_exhaustive_search(tmp_path):
     check()
     print(f"\nroute_diversity against the oracle: {dict(seen)}")
     assert seen["infeasible"] and seen["3 routes"], seen
+
+
+TRAINING_EXAMPLES = int(os.environ.get("DESIGNER_ORACLE_TRAINING_EXAMPLES", "30"))
+
+
+def run_training(path, book: dict):
+    """(every design the oracle finds, its best or None, the MILP's training block or None) for a workbook under a
+    training objective."""
+    inputs = load_inputs(write_workbook(path, book))
+    search = oracle.Oracle(inputs)
+    runs = search.every_run()
+    try:
+        chosen = solve(inputs, EXACT)["training"]
+    except Infeasible:
+        chosen = None
+    return runs, search.best_run(runs), chosen
+
+
+def training_outcome(runs, best, required: int) -> str:
+    """infeasible; or whether the best takes more GPUs than gpus_required, and whether the designs' steps lie more
+    than a level apart (the fabric is a real choice)."""
+    if best is None:
+        return "infeasible"
+    steps = [r.step_s for r in runs]
+    return (f"{'more' if best.gpus > required else 'required'} GPUs, "
+            f"{'steps apart' if max(steps) > min(steps) * (1 + LEVEL_SHARE) else 'one level'}")
+
+
+def within_levels(best, chosen, objective: str) -> bool:
+    """The MILP's run within LEVEL_SHARE (its step levels' merging) of the oracle's best and never better than it
+    (beyond float noise); neither finds a design, or both do."""
+    if best is None or chosen is None:
+        return best is None and chosen is None
+    if objective == "max_tokens_per_s":
+        return best.tokens_per_s / (1 + LEVEL_SHARE) <= chosen["tokens_per_s"] <= best.tokens_per_s * (1 + 1e-9)
+    return best.cost_per_run * (1 - 1e-9) <= chosen["cost_per_run_usd"] <= best.cost_per_run * (1 + LEVEL_SHARE)
+
+
+@pytest.mark.parametrize("objective", oracle.TRAINING_OBJECTIVES)
+def test_training_objectives_within_the_step_levels_of_exhaustive_search(tmp_path, objective):
+    """One-site workbooks (where designer.solve.throughput claims exactness up to its level merging) with a
+    workload: the oracle judges every GPU count, node count and fabric by its own step and run."""
+    seen: Counter = Counter()
+
+    @settings(max_examples=TRAINING_EXAMPLES, deadline=None)
+    @given(oracle.tiny_training_workbooks(objective))
+    def check(book):
+        runs, best, chosen = run_training(tmp_path / "training.xlsx", book)
+        milp = chosen and {k: chosen[k] for k in ("gpus", "step_time_s", "tokens_per_s", "cost_per_run_usd")}
+        assert within_levels(best, chosen, objective), (
+            f"MILP and exhaustive search disagree: oracle {best}, MILP {milp}\n" + json.dumps(book, default=str))
+        seen[training_outcome(runs, best, book["project"]["gpus_required"])] += 1
+
+    check()
+    total = sum(seen.values())
+    print(f"\n{objective} against the oracle: {total} instances: {dict(seen)}")
+    apart = sum(v for k, v in seen.items() if k.endswith("steps apart"))
+    more = sum(v for k, v in seen.items() if k.startswith("more"))
+    assert total >= TRAINING_EXAMPLES and apart >= total // 6 and more and seen["infeasible"], seen
 
 
 # --------------------------------------------------------------------------------------------------
