@@ -9,13 +9,19 @@ router model a site, power_headroom). Nothing is relaxed: every site subset, eve
 every route/coherent/wave assignment and every DCI router mix is tried (dominated choices are pruned only where
 a cheaper choice is at least as good in every constraint). Meant for <= 4 sites, a few switches and optics, a few nodes per site.
 
-The workload sheet is not modelled: ``solve`` refuses inputs that carry one.
+The training objectives (min_cost_per_run, max_tokens_per_s; ``Oracle.every_run`` and ``best_run``) are searched
+on workbooks of one usable site: every GPU count the parallelism allows (designer.solve.throughput.gpu_counts),
+every node count and every fabric, each judged by the step of models.training (the formulas are tested on their
+own) on the fabric's own figures (per-GPU goodput at its oversubscription, latency, hops, the protocol's jitter,
+in-network reduction, rail-only) and by the cost of its run. Under any other objective the workload sheet is not
+modelled: the oracle refuses inputs that carry one.
 
 ``Rules`` names the points where DESIGN.md leaves room and the MILP takes one reading. The
 defaults are the MILP's documented readings; the other values are wider readings of DESIGN.md, to
 look for cheaper designs those readings rule out (tests/test_oracle.py pins what was found).
 
-``tiny_workbooks`` (end of the module) is the hypothesis strategy of instances the oracle can search.
+``tiny_workbooks`` and ``tiny_training_workbooks`` (end of the module) are the hypothesis strategies of instances
+the oracle can search.
 """
 
 from __future__ import annotations
@@ -403,6 +409,53 @@ def size(inputs, f: Fabric, nodes: int, attached: int = 0) -> Sized | None:
     return Sized(f, nodes, switches, links, cost, watts)
 
 
+# --- the training objectives' figures of a fabric ----------------------------------------------------------
+
+TRAINING_OBJECTIVES = ("min_cost_per_run", "max_tokens_per_s")
+#: worst-case switch hops of a path by (topology, tiers): up and down every tier; a mesh link joins two leaves
+HOPS = {("leaf_spine", 2): 3, ("fat_tree_3", 3): 5, ("rail_optimized", 2): 3, ("rail_optimized", 3): 5,
+        ("rail_only", 1): 1, ("rail_only", 2): 3, ("leaf_mesh", 1): 1, ("leaf_mesh", 2): 2}
+
+
+def oversubscription(f: Fabric) -> float:
+    """The figure a design states: the worse of its two tiers' ratios, a missing tier counting 1 (1 for one
+    tier); the first tier's d g0 / (u g1), or a mesh's bisection d x 2(L-1) / (u x L) at the largest mesh L its split
+    is made for; the second's d2 g1 / (u2 g2); rounded up to 4 decimals."""
+    if f.tiers == 1:
+        return 1.0
+    first = f.d1 * 2 * (f.mesh_leaves - 1) / (f.u1 * f.mesh_leaves) if f.mesh else f.d1 * f.g0 / (f.u1 * f.g1)
+    return math.ceil(max(first, f.d2 * f.g1 / (f.u2 * f.g2) if f.tiers == 3 else 1.0) * 1e4 - 1e-6) / 1e4
+
+
+def job_fabric(inputs, f: Fabric, gpus: int):
+    """Fabric f as the job's ``gpus`` GPUs see it (models.training.Fabric): per GPU the node's NIC bandwidth x the
+    protocol's efficiency / oversubscription, its latency, hops and per-hop jitter, in-network reduction when every
+    switch model of it reduces, rail-only or not; one site, no inter-site capacity."""
+    from models import training as tr
+
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    proto = inputs.protocols.loc[f.protocol]
+    per_gpu = int(node["nics_per_node"]) * float(node["nic_gbps"]) / int(node["gpus_per_node"])
+    models = [m for m in (f.leaf, f.spine, f.core) if m is not None]
+    return tr.Fabric("site", gpus, per_gpu * float(proto["efficiency"]) / oversubscription(f), f.latency_us,
+                     HOPS[f.topology, f.tiers], float(proto["jitter_us"]),
+                     inr=all(bool(inputs.switches.loc[m, "in_network_reduction"]) for m in models),
+                     rail_only=f.topology == "rail_only")
+
+
+@dataclass
+class Run:
+    """A one-site design under a training objective: its GPU count, build and the run's figures."""
+
+    gpus: int
+    nodes: int
+    fabric: str
+    cost: float  # capex + energy over the horizon (what budget_usd bounds)
+    step_s: float
+    tokens_per_s: float
+    cost_per_run: float
+
+
 # --- the search -----------------------------------------------------------------------------
 
 @dataclass
@@ -415,8 +468,8 @@ class Answer:
 
 class Oracle:
     def __init__(self, inputs, rules: Rules = Rules()):
-        if inputs.workload:
-            raise ValueError("the oracle does not model the workload sheet")
+        if inputs.workload and inputs.project.get("objective") not in TRAINING_OBJECTIVES:
+            raise ValueError("the oracle models the workload sheet only for the training objectives")
         self.inputs = inputs
         p = self.p = inputs.project
         self.node = inputs.node_types.loc[p["node_type"]]
@@ -428,6 +481,7 @@ class Oracle:
         sites = inputs.sites
         self.sites = [s for s in sites.index if sites.loc[s, "status"] != "excluded"]
         self._fronts: dict = {}
+        self._all: dict = {}  # (fabric, nodes) -> every fabric sized, for the training objectives
         # per site and node count: the sized fabrics no other beats in cost, power and latency
         self.sized = {s: {n: self._front(s, n) for n in range(1, int(sites.loc[s, "max_nodes"]) + 1)}
                       for s in self.sites}
@@ -480,15 +534,24 @@ class Oracle:
 
     # -- one site ---------------------------------------------------------------------------
 
+    def priced(self, s, n: int, usd: float, watts: float) -> tuple[float, float, float] | None:
+        """(cost, capex, facility MW) of site s with n nodes and equipment of ``usd`` drawing ``watts``; None when
+        MW = PUE x IT W exceeds power_mw x (1 - power_headroom). capex = fixed + nodes + equipment +
+        power_cost_usd_per_mw x MW; cost = capex + MW x horizon_years x 8760 h x energy_usd_per_mwh."""
+        row = self.inputs.sites.loc[s]
+        mw = float(row["pue"]) * (self.node_w * n + watts) / 1e6
+        if mw > float(row["power_mw"]) * (1 - float(self.p.get("power_headroom") or 0)) * (1 + 1e-9):
+            return None
+        capex = (float(row["fixed_cost_usd"]) + float(self.node["node_price_usd"]) * n + usd
+                 + mw * float(row["power_cost_usd_per_mw"]))
+        return capex + mw * self.years * HOURS_PER_YEAR * float(row["energy_usd_per_mwh"]), capex, mw
+
     def site_options(self, s, lat_cap, dci) -> dict:
         """Node count -> (cost, detail) of the cheapest build of site s, given its inter-site
         equipment ``dci`` = (capacity Gb/s, coherent cost, coherent W, ((family, router options), ...)) or None."""
         key = (s, lat_cap, dci)
         if key in self._site_memo:
             return self._site_memo[key]
-        row = self.inputs.sites.loc[s]
-        pue, cap_mw = float(row["pue"]), float(row["power_mw"]) * (1 - float(self.p.get("power_headroom") or 0))
-        per_w = self._dollars_per_watt(s)
         ratio = float(self.p["dci_ratio"])
         out = {}
         attached = 0 if dci is None else math.ceil(dci[0] / self.node_bw - 1e-9)
@@ -506,15 +569,11 @@ class Oracle:
                     (dci[1] + rc, dci[2] + rw, mix)
                     for rc, rw, mix in families.get(self.inputs.switches.loc[z.fabric.leaf, "family"], ())]
                 for xc, xw, mix in extras:
-                    watts = self.node_w * n + z.watts + xw
-                    if pue * watts / 1e6 > cap_mw * (1 + 1e-9):
-                        continue
-                    cost = (float(row["fixed_cost_usd"]) + float(self.node["node_price_usd"]) * n + z.cost + xc
-                            + per_w * watts)
-                    if best is None or cost < best[0]:
-                        best = (cost, {"nodes": n, "fabric": z.fabric.label(), "switches": z.switches,
-                                       "links": z.links, "routers": mix, "it_w": watts,
-                                       "mw": pue * watts / 1e6, "latency_us": z.fabric.latency_us})
+                    priced = self.priced(s, n, z.cost + xc, z.watts + xw)
+                    if priced is not None and (best is None or priced[0] < best[0]):
+                        best = (priced[0], {"nodes": n, "fabric": z.fabric.label(), "switches": z.switches,
+                                            "links": z.links, "routers": mix, "it_w": self.node_w * n + z.watts + xw,
+                                            "mw": priced[2], "latency_us": z.fabric.latency_us})
             if best is not None:
                 out[n] = best
         self._site_memo[key] = out
@@ -753,6 +812,58 @@ class Oracle:
         return None
 
 
+    # -- training objectives ------------------------------------------------------------------
+
+    def runs(self, gpus: int):
+        """Every one-site design of ``gpus`` GPUs for the job (every usable site, node count n >= gpus / GPUs a node
+        and fabric holding n nodes, within the site's power and the budget), each a Run judged by its own step
+        (models.training.step on the fabric's figures, the job as designer.solve.training.job_of reads the workload)
+        and cost of the run (capex / amortization_years for the run's
+        hours + facility MW x energy_usd_per_mwh x hours; no spares: books set them to none)."""
+        from designer.solve.training import domain_of, job_of
+        from models import training as tr
+
+        w, budget = self.inputs.workload, self.p.get("budget_usd")
+        job, domain = job_of(self.inputs, gpus), domain_of(self.node)
+        steps = {}
+        for s in self.sites:
+            energy = float(self.inputs.sites.loc[s, "energy_usd_per_mwh"])
+            for n in range(-(-gpus // self.gpn), int(self.inputs.sites.loc[s, "max_nodes"]) + 1):
+                for f in self.fabrics:
+                    z = self._size(f, n)
+                    priced = None if z is None else self.priced(s, n, z.cost, z.watts)
+                    if priced is None or (budget is not None and priced[0] > budget * (1 + 1e-9)):
+                        continue
+                    fabric = job_fabric(self.inputs, f, gpus)
+                    if fabric not in steps:
+                        steps[fabric] = tr.step(job, domain, [fabric])
+                    step = steps[fabric]
+                    run = tr.run(job, step.step_time_s, step.compute_s, float(w["training_tokens"]), priced[2],
+                                 priced[2] * energy, priced[1], float(w["amortization_years"]))
+                    yield Run(gpus, n, f.label(), priced[0], step.step_time_s, run.tokens_per_s, run.cost_usd)
+
+    def _size(self, f: Fabric, n: int) -> Sized | None:
+        """size(f, n), once."""
+        if (f, n) not in self._all:
+            self._all[f, n] = size(self.inputs, f, n)
+        return self._all[f, n]
+
+    def every_run(self) -> list[Run]:
+        """Every one-site design over the GPU counts the parallelism allows (designer.solve.throughput.gpu_counts)."""
+        from designer.solve.throughput import gpu_counts
+
+        if len(self.sites) > 1:
+            raise ValueError("the oracle's training search covers workbooks of one usable site")
+        return [r for gpus in gpu_counts(self.inputs) for r in self.runs(gpus)]
+
+    def best_run(self, runs: list[Run]) -> Run | None:
+        """The best of ``runs`` under the objective: least cost of the run (most tokens/s breaking ties), or most
+        tokens/s (least cost of the run breaking ties); None when there are none."""
+        if self.p["objective"] == "max_tokens_per_s":
+            return min(runs, key=lambda r: (-r.tokens_per_s, r.cost_per_run), default=None)
+        return min(runs, key=lambda r: (r.cost_per_run, -r.tokens_per_s), default=None)
+
+
 def solve(inputs, rules: Rules = Rules()) -> Answer | None:
     """The oracle's optimum of validated inputs (designer.workbook.Inputs), or None if infeasible."""
     return Oracle(inputs, rules).solve()
@@ -909,3 +1020,45 @@ def tiny_workbooks(max_sites: int = 4, budget: bool = True, min_latency: bool = 
                 "protocols": protocols}
 
     return build()
+
+
+def tiny_training_workbooks(objective: str):
+    """A hypothesis strategy of tiny one-site workbooks (tiny_workbooks) with a workload under a training
+    objective: tp a divisor of the node's GPUs, pp 1-2, ep 1-2, 2-16 sequences a batch; gpus_required and
+    gpus_max two of the counts the parallelism allows, mostly within the site (gpus_max mostly the largest that
+    fits); oversubscription up to 1-4; GPU peak and NVLink bandwidth,
+    protocol efficiency and jitter, in-network reduction drawn; no spares (sized after the solve, which does
+    not see them)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def build(draw):
+        book = draw(tiny_workbooks(max_sites=1, min_latency=False))
+
+        def pick(options):
+            return draw(st.sampled_from(options))
+
+        node = book["node_types"][0]
+        node.update(gpu_tflops=pick([100, 1000]), scaleup_gbps=pick([900, 3600]))
+        for proto in book["protocols"]:
+            proto.update(efficiency=pick([0.8, 0.9, 0.95]), jitter_us=pick([0, 0.5, 5]))
+        for switch in book["switches"]:
+            switch["in_network_reduction"] = pick([False, True])
+        tp, pp, ep = pick([t for t in (1, 2, 4, 8) if node["gpus_per_node"] % t == 0]), pick([1, 2]), pick([1, 2])
+        sequences = pick([2, 4, 8, 16])
+        counts = [dp * tp * pp for dp in range(1, sequences + 1) if sequences % dp == 0 and dp % ep == 0]
+        if not counts:
+            ep, counts = 1, [dp * tp * pp for dp in range(1, sequences + 1) if sequences % dp == 0]
+        fit = [c for c in counts if c <= node["gpus_per_node"] * book["sites"][0]["max_nodes"]] or counts[:1]
+        least = pick(fit)
+        book["project"].update(objective=objective, gpus_required=least, max_oversubscription=pick([1, 2, 3, 4]),
+                               gpus_max=pick([max(fit), max(fit)] + [c for c in counts if c >= least]),
+                               spares_optics_share=0, spares_cables_share=0, spares_switch_per=0)
+        book["workload"] = {"model_params_billion": pick([4, 30]), "training_tokens": 1e10,
+                            "global_batch_tokens": sequences * 2048, "seq_len": 2048, "layers": 4,
+                            "hidden_size": 1024, "tp": tp, "pp": pp, "ep": ep, "overlap": pick([0, 0.5]),
+                            "amortization_years": pick([1, 4])}
+        return book
+
+    return build()
+
