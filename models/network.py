@@ -1056,9 +1056,11 @@ def define_latency(m, data: ModelData) -> None:
         (levels[q] - (levels[q - 1] if q else 0.0)) * m.above[q] for q in m.L))
 
 
-def add_budget_row(m, budget_usd: float) -> None:
-    """The budget as an explicit row, capex + energy <= budget_usd, for a model written to a file."""
-    m.budget = pyo.Constraint(expr=m.total_cost / COST_SCALE <= budget_usd / COST_SCALE)
+def add_budget_row(m, budget_usd: float, energy_share: float = 1.0) -> None:
+    """The budget as an explicit row, capex + energy_share x energy <= budget_usd: for a model written to a file
+    (share 1), or one whose objective weighs the energy over other years than the budget's (share: the budget's
+    years over the objective's)."""
+    m.budget = pyo.Constraint(expr=(m.capex + energy_share * m.energy) / COST_SCALE <= budget_usd / COST_SCALE)
 
 
 def set_objective(m, kind: str) -> None:

@@ -11,9 +11,8 @@ tests now).
 
 Under the training objectives the MILP's run must be within LEVEL_SHARE (the 1% its step levels merge) of the
 oracle's best on one-site workbooks, the case designer.solve.throughput states exact up to that merging
-(TRAINING_EXAMPLES instances an objective; DESIGNER_ORACLE_TRAINING_EXAMPLES=N runs N). A strict xfail pins
-what it found by hand: min_cost_per_run's levels are solved for capex + energy over horizon_years, blind to the
-run's own energy when the two weigh them differently.
+(TRAINING_EXAMPLES instances an objective; DESIGNER_ORACLE_TRAINING_EXAMPLES=N runs N). A hand-checked case pins
+what it found: the levels had been solved for capex + energy over horizon_years, blind to the run's own energy.
 
 CI runs EXAMPLES instances (derandomized: the same ones every run); DESIGNER_ORACLE_EXAMPLES=N runs N,
 and HYPOTHESIS_PROFILE=designer-random draws new ones.
@@ -298,15 +297,14 @@ def test_spine_power_priced_by_energy(tmp_path):
     assert solution["objective_usd"] == pytest.approx(206_483.789568)
 
 
-@pytest.mark.xfail(strict=True, reason="min_cost_per_run solves each step level for its least capex + energy over "
-                   "horizon_years, not the run's capex / amortization_years + energy per hour: with horizon_years 0 "
-                   "the run's energy is unseen and a hotter, $100 cheaper switch makes the run 63% dearer")
 def test_min_cost_per_run_pays_the_run_energy(tmp_path):
     """One 2-GPU node (one 200G NIC, 2 kW, $20,000) on one rail_only switch and one $100, 0.1 W cable; PUE 1.4,
     $80/MWh, horizon_years 0, amortization 4 years. Switches of one step: cool ($2,000, 100 W) or hot ($1,900,
     5,000 W). The run (1e10 tokens at 4,582.95 tokens/s: 606.1 h) costs, per hour, capex / (4 x 8,760) + facility MW
     x $80: cool $22,100 / 35,040 + 1.4 x 2,100.1 W x $80/MWh = $0.6307 + $0.2352, $524.84 the run; hot $22,000 /
-    35,040 + 1.4 x 7,000.1 W x $80/MWh = $0.6279 + $0.7840, $855.75. The MILP picks hot (the least capex)."""
+    35,040 + 1.4 x 7,000.1 W x $80/MWh = $0.6279 + $0.7840, $855.75. (The level solves had weighed the energy over
+    horizon_years, here none, and picked hot, the least capex: each level is now solved for capex + energy over
+    amortization_years, which ranks the designs of one level as their runs.)"""
     book = small_book(gpus_required=2, objective="min_cost_per_run", topologies_allowed="rail_only",
                       spares_optics_share=0, spares_cables_share=0, spares_switch_per=0)
     book["node_types"][0].update(nics_per_node=1, gpu_tflops=100, scaleup_gbps=900, node_price_usd=20_000)

@@ -147,8 +147,13 @@ def solve_levels(inputs, options: SolveOptions, clock: Clock, say) -> dict:
             if outcome.status in ("no_solution", "failed"):
                 handle_failure(sized, data, outcome)
             return None
-        outcome = cost_solve(model, sized, data, options, clock, say, outcomes, diagnose=False)
+        weighted = run_weighted(sized)
+        data = prepare_data(weighted, step_cap=step_cap)
+        model = build_model(data)
+        add_horizon_budget(model, sized)
+        outcome = cost_solve(model, weighted, data, options, clock, say, outcomes, diagnose=False)
         finals.append(outcome.status)
+        data.inputs = sized  # the design said against the workbook's own horizon_years
         return extract(model, data, outcome, options, seconds=outcome.seconds)
 
     try:
@@ -160,6 +165,26 @@ def solve_levels(inputs, options: SolveOptions, clock: Clock, say) -> dict:
     solution["timings"] = {"solve_s": sum(o.seconds for o in outcomes),
                            "highs_s": sum(o.highs_seconds for o in outcomes), "search_s": time.perf_counter() - t0}
     return solution
+
+
+def run_weighted(inputs):
+    """A training objective's level solve: the workbook with its energy over amortization_years and no budget
+    cutoff (add_horizon_budget keeps the budget). A run of H hours costs H x (capex / (A x 8760 h) + sum_s
+    price_s x MW_s) = H / (A x 8760 h) x (capex + A x 8760 h x sum_s price_s x MW_s): at one step level (H fixed
+    up to the level's merging) the designs rank as their runs by capex + energy over A = amortization_years years,
+    whatever horizon_years the workbook sets for the budget and the report."""
+    years = float(inputs.workload["amortization_years"])
+    return replace(inputs, project={**inputs.project, "horizon_years": years, "budget_usd": None})
+
+
+def add_horizon_budget(model, inputs) -> None:
+    """The workbook's budget on its own cost (capex + energy over horizon_years, which is (horizon_years /
+    amortization_years) x the run-weighted model's energy) as an explicit row."""
+    limit = budget(inputs)
+    if limit is None:
+        return
+    add_budget_row(model, limit, float(inputs.project.get("horizon_years") or 0)
+                   / float(inputs.workload["amortization_years"]))
 
 
 def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,

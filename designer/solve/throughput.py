@@ -10,8 +10,11 @@ are levels, merged within LEVEL_SHARE of each other: a design at level L uses on
 - max_tokens_per_s: feasibility is monotone in L, so a binary search of feasibility probes (as min_latency's)
   finds the least feasible level; the cheapest design there is N's answer.
 - min_cost_per_run: every level is solved for its cheapest design, in ascending order, until the bound on the next
-  level's cost per run (the cheapest design's capex over the years for the hours at that level's step) is no
+  level's cost per run (the least run-weighted cost over the years for the hours at that level's step) is no
   better than the best found.
+"Cheapest" at a level is by capex + energy over amortization_years (designer.solve.run.run_weighted): at one level
+the run's hours are fixed up to the merging, and that ranks the designs as their runs do; the budget stays on
+capex + energy over horizon_years.
 
 Counts are visited from the one a bound favours most; a count is skipped when its bound (compute alone for the
 throughput; the nodes' price and compute alone for the cost) cannot beat the best design found. Each candidate is
@@ -191,9 +194,10 @@ def cheapest_run(inputs, steps: list[float], solve_at, say, best: dict | None, f
     """Levels in ascending order, each its cheapest design, until a level's bound cannot beat the best: the run's
     hours at the level's step for designs on one site, at compute + ``floor_s`` for designs over several (their
     real step is not bounded by their one-site level)."""
-    cheapest = solve_at(inputs, steps[-1], False)  # every mode: the least capex there is (without energy)
-    least_capex = 0.0 if float(inputs.project.get("horizon_years") or 0) else cheapest["totals"]["capex_usd"]
-    per_hour = least_capex / float(inputs.workload["amortization_years"]) / tr.HOURS_PER_YEAR
+    cheapest = solve_at(inputs, steps[-1], False)  # every mode: the least run-weighted cost there is
+    # a run of H hours costs at least H x that cost's proven bound / (amortization_years x 8760 h) (run_weighted)
+    least = float(cheapest["solver"].get("bound_usd") or 0.0)
+    per_hour = least / float(inputs.workload["amortization_years"]) / tr.HOURS_PER_YEAR
     job = job_of(inputs)
     found = cheapest
     for level in steps[:-1]:
