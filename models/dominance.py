@@ -17,13 +17,20 @@ every e up to B's limit and every n in [max(1, e - V), e]:
 
 (the window minimum depends only on the two modes' node-link cables: computed once per pair). The caller's
 ``site_limits`` are the endpoint limits (nodes plus the most attachments); V is ``window``.
+
+A fabric's cost includes the fiber plant its transceiver links take (models.network.define_fiber_plant; none when
+the project switches it off): a jumper per link within cable_in_rack_m, two jumpers and a trunk per longer
+(patched) link, linear and in S or L as its tier is; and the site's ceil(2 (x + long) / P) panels, x its other
+patched links. Putting A for B grows them by at most ceil(2 max(0, d) / P) panels (ceil(a + b) <= ceil(a) +
+ceil(b)), d = long_A(n) - long_B(n) at B's least counts (its real links are no fewer), with attachments
+d = dS(e) + max_{e - V <= n <= e} dL(n): A's cost takes them on top, B's none.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from models.modes import Mode, switch_rows
+from models.modes import Mode, plant_bounds, plant_rows, switch_rows
 
 SAMPLES = 48
 STRONG = 64  # modes per screening count tried first as dominators
@@ -92,11 +99,13 @@ def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.nda
 
 
 def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int,
-               counts: dict | None = None, tiers: str = "all"):
-    """Fabric cost (USD) and power (W) for node counts n; nodes themselves excluded (equal for all modes).
-    ``switches`` maps model -> catalog row (models.modes.switch_rows); ``counts`` caches the switch and link
-    counts by port structure for one n (modes that differ only in cables or sites share them). ``tiers``:
-    "all", "nodes" (the node links alone) or "switches" (the switches and the links above the leaves)."""
+               counts: dict | None = None, tiers: str = "all", plant: tuple = ({}, 0.0)):
+    """Fabric cost (USD), power (W) and patched transceiver links for node counts n; nodes themselves excluded
+    (equal for all modes). ``switches`` maps model -> catalog row (models.modes.switch_rows); ``counts`` caches the
+    switch and link counts by port structure for one n (modes that differ only in cables or sites share them).
+    ``tiers``: "all", "nodes" (the node links alone) or "switches" (the switches and the links above the leaves).
+    ``plant``: (plant_rows, cable_in_rack_m); the cost takes each link's least fiber plant (plant_bounds: its
+    jumpers and trunk, no panels)."""
     key = (mode.topology, mode.tiers, mode.d1, mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports,
            multiplier)
     c = counts.get(key) if counts is not None else None
@@ -107,6 +116,7 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
             counts[key] = c
     cost = np.zeros(len(n))
     power = np.zeros(len(n))
+    patched = np.zeros(len(n))
     for model, count in ((mode.leaf, c["leaves"]), (mode.spine, c["spines"]), (mode.core, c["cores"])):
         if model and tiers != "nodes":
             cost += float(switches[model]["price_usd"]) * count
@@ -115,9 +125,19 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
         if (t == 0 and tiers == "switches") or (t > 0 and tiers == "nodes"):
             continue
         items = cable_items(mode, t, c, n, nics)
-        cost += cable.unit_price * items
+        cost += cable.unit_price * items + plant_bounds(plant[0], cable, plant[1])[0] * c["links"][t]
         power += cable.unit_power_w * items
-    return cost, power
+        if cable.kind == "transceiver" and cable.length_m > plant[1]:
+            patched += c["links"][t]
+    return cost, power, patched
+
+
+def panel_usd(plant: dict, more: np.ndarray) -> np.ndarray:
+    """Most the site's panels can grow by when it has ``more`` patched links: ceil(2 max(0, more) / P) panels."""
+    if "panel" not in plant:
+        return np.zeros(len(more))
+    ports = int(plant["panel"]["ports"])
+    return float(plant["panel"]["price_usd"]) * np.ceil(2 * np.maximum(more, 0) / ports - 1e-9)
 
 
 def window_min(values: np.ndarray, width: int) -> np.ndarray:
@@ -187,50 +207,54 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     every, every_counts, sample_counts = np.arange(1, top + 1, dtype=np.int64), {}, {}
     ids: dict = {(): 0}  # an id per set of attachment cables; 0: none
     attach = np.array([ids.setdefault(mode.attach, len(ids)) if window else 0 for mode in modes])
-    node_links: dict = {}  # node-link cable -> (cost, power) of the node links of n = 1..top nodes
-    gaps: dict = {}  # (cable of A, cable of B) -> window minima of B's node links less A's (cost, power)
+    node_links: dict = {}  # node-link cable -> (cost, power, patched links) of the node links of n = 1..top nodes
+    gaps: dict = {}  # (cable of A, cable of B) -> window minima of B's node links less A's (cost, power, -patched)
+    plant = (plant_rows(inputs), float(inputs.project.get("cable_in_rack_m") or 0.0))
 
-    def full(i: int) -> tuple[np.ndarray, np.ndarray]:
-        """Cost and power of mode i for n = 1..top (infinite beyond what it can hold): everything, or its
-        switches and upper links alone where attachments share the leaves."""
+    def full(i: int) -> tuple[np.ndarray, ...]:
+        """Cost, power and patched links of mode i for n = 1..top (cost and power infinite beyond what it can
+        hold): everything, or its switches and upper links alone where attachments share the leaves."""
         if i not in cache:
-            cost, power = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts,
-                                     "switches" if window else "all")
+            cost, power, patched = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts,
+                                              "switches" if window else "all", plant)
             cost[limits[i]:] = np.inf
             power[limits[i]:] = np.inf
-            cache[i] = (cost, power)
+            cache[i] = (cost, power, patched)
         return cache[i]
 
-    def links_of(i: int) -> tuple[np.ndarray, np.ndarray]:
+    def links_of(i: int) -> tuple[np.ndarray, ...]:
         key = modes[i].cables[0]
         if key not in node_links:
-            node_links[key] = cost_power(modes[i], every, sw, nics, rails, mults[i], None, "nodes")
+            node_links[key] = cost_power(modes[i], every, sw, nics, rails, mults[i], None, "nodes", plant)
         return node_links[key]
 
-    def gap(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-        """Window minima over n in [e - V, e] of L_B(n) - L_A(n), cost and power (zero for one cable)."""
+    def gap(a: int, b: int) -> tuple[np.ndarray, ...]:
+        """Window minima over n in [e - V, e] of L_B(n) - L_A(n), cost, power and patched links (zero for one
+        cable)."""
         key = (modes[a].cables[0], modes[b].cables[0])
         if key not in gaps:
-            (ca, pa), (cb, pb) = links_of(a), links_of(b)
-            gaps[key] = (window_min(cb - ca, window), window_min(pb - pa, window))
+            (ca, pa, la), (cb, pb, lb) = links_of(a), links_of(b)
+            gaps[key] = (window_min(cb - ca, window), window_min(pb - pa, window), window_min(lb - la, window))
         return gaps[key]
 
     def beats(a: int, b: int, lim: int) -> tuple[bool, bool]:
         """(A dominates B at every count up to lim, and the two are the same there)."""
-        (cost_a, power_a), (cost_b, power_b) = full(a), full(b)
+        (cost_a, power_a, long_a), (cost_b, power_b, long_b) = full(a), full(b)
         if not window:
-            return (bool(np.all(cost_a[:lim] <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim])),
-                    np.array_equal(cost_a[:lim], cost_b[:lim]) and np.array_equal(power_a[:lim], power_b[:lim]))
-        slack_cost, slack_power = gap(a, b)
-        ok = bool(np.all(cost_a[:lim] - cost_b[:lim] <= slack_cost[:lim] + 1e-9)
+            cost_a = cost_a[:lim] + panel_usd(plant[0], long_a[:lim] - long_b[:lim])
+            return (bool(np.all(cost_a <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim])),
+                    np.array_equal(cost_a, cost_b[:lim]) and np.array_equal(power_a[:lim], power_b[:lim]))
+        slack_cost, slack_power, slack_long = gap(a, b)
+        cost_a = cost_a[:lim] + panel_usd(plant[0], long_a[:lim] - long_b[:lim] - slack_long[:lim])
+        ok = bool(np.all(cost_a - cost_b[:lim] <= slack_cost[:lim] + 1e-9)
                   and np.all(power_a[:lim] - power_b[:lim] <= slack_power[:lim] + 1e-9))
-        return ok, (ok and modes[a].cables[0] == modes[b].cables[0] and np.array_equal(cost_a[:lim], cost_b[:lim])
+        return ok, (ok and modes[a].cables[0] == modes[b].cables[0] and np.array_equal(cost_a, cost_b[:lim])
                     and np.array_equal(power_a[:lim], power_b[:lim]))
 
     s_cost = np.empty((len(modes), len(sample)))
     s_power = np.empty((len(modes), len(sample)))
     for i, mode in enumerate(modes):
-        c, p = cost_power(mode, sample, sw, nics, rails, mults[i], sample_counts)
+        c, p, _ = cost_power(mode, sample, sw, nics, rails, mults[i], sample_counts, "all", plant)
         beyond = sample > limits[i]
         s_cost[i] = np.where(beyond, np.inf, c)
         s_power[i] = np.where(beyond, np.inf, p)

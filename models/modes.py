@@ -198,14 +198,41 @@ def fits_cages(tier: str, gbps: int, kind: str, links_per_module: int, cages: tu
     return all(gbps * links_per_module == cage for cage in cages)
 
 
-def choose_cables(optics, tier: str, gbps: int, length_m: float, cages: tuple[int, ...]) -> list[Cable]:
+def plant_rows(inputs) -> dict:
+    """The cheapest fiber_plant row of each role (jumper, trunk, panel, ...) priced into a design; none when the
+    project switches the fiber plant off."""
+    table = inputs.fiber_plant
+    if not inputs.project.get("fiber_plant", True) or not len(table):
+        return {}
+    return {role: rows.sort_values(["price_usd"]).iloc[0] for role, rows in table.groupby("role")}
+
+
+def plant_bounds(plant: dict, cable: Cable, in_rack_m: float) -> tuple[float, float]:
+    """(least, most) USD of fiber plant one link of ``cable`` adds at its site (models.network.define_fiber_plant):
+    none for a cable; a jumper for a transceiver within ``in_rack_m``; beyond, two jumpers and a trunk, and panels
+    for its two ports: the site's ceil(2 long / P) panels grow by 0 to ceil(2 / P) (N more links: by at most
+    ceil(2N / P) <= N ceil(2 / P))."""
+    if cable.kind != "transceiver" or not plant:
+        return 0.0, 0.0
+    price = {role: float(row["price_usd"]) for role, row in plant.items()}
+    if cable.length_m <= in_rack_m:
+        return price.get("jumper", 0.0), price.get("jumper", 0.0)
+    fixed = 2 * price.get("jumper", 0.0) + price.get("trunk", 0.0)
+    panels = -(-2 // int(plant["panel"]["ports"])) * price["panel"] if "panel" in plant else 0.0
+    return fixed, fixed + panels
+
+
+def choose_cables(optics, tier: str, gbps: int, length_m: float, cages: tuple[int, ...], plant: dict | None = None,
+                  in_rack_m: float = 0.0) -> list[Cable]:
     """Cables or transceivers that carry gbps over length_m, fill the cages at their switch ends (fits_cages)
     and that no other option beats for sure.
 
     Per link a cable is 1 / links_per_module items at best (a splitter's k legs all used) and 1 at worst, a
     transceiver 2 / links_per_module modules at best (ends that share modules) and 2 at worst (each end alone
     in its device: modules are counted per device). An option is dropped only when another's worst price and
-    power per link are no more than its best."""
+    power per link are no more than its best, the price with the fiber plant the link adds (``plant``: plant_rows;
+    plant_bounds, the other's most against its least). Two transceivers at one length take the same plant (the
+    site's in-rack and patched links are the same whichever is used): it cancels."""
     rows = optics[["gbps", "reach_m", "kind", "links_per_module", "price_usd", "power_w"]]
     options = [Cable(tier, gbps, length_m, str(name), str(kind), int(lpm), float(price), float(power))
                for name, g, reach, kind, lpm, price, power in rows.itertuples(name=None)
@@ -217,7 +244,10 @@ def choose_cables(optics, tier: str, gbps: int, length_m: float, cages: tuple[in
 
     def beats(a: Cable, b: Cable) -> bool:
         a_worst, b_best = per_link(a)[1], per_link(b)[0]
-        price = (a.unit_price * a_worst, b.unit_price * b_best)
+        same = a.kind == b.kind == "transceiver"
+        extra = (0.0, 0.0) if same else (plant_bounds(plant or {}, a, in_rack_m)[1],
+                                         plant_bounds(plant or {}, b, in_rack_m)[0])
+        price = (a.unit_price * a_worst + extra[0], b.unit_price * b_best + extra[1])
         power = (a.unit_power_w * a_worst, b.unit_power_w * b_best)
         return price[0] <= price[1] and power[0] <= power[1] and (price[0] < price[1] or power[0] < power[1])
 
@@ -226,8 +256,9 @@ def choose_cables(optics, tier: str, gbps: int, length_m: float, cages: tuple[in
 
 @functools.lru_cache(maxsize=1024)
 def cable_options(inputs, tier: str, gbps: int, length_m: float, cages: tuple[int, ...]) -> tuple[Cable, ...]:
-    """choose_cables over the inputs' optics, once per (tier, speed, length, cages)."""
-    return tuple(choose_cables(inputs.optics, tier, gbps, length_m, cages))
+    """choose_cables over the inputs' optics and fiber plant, once per (tier, speed, length, cages)."""
+    return tuple(choose_cables(inputs.optics, tier, gbps, length_m, cages, plant_rows(inputs),
+                               float(inputs.project.get("cable_in_rack_m") or 0.0)))
 
 
 @functools.lru_cache(maxsize=16)

@@ -18,7 +18,7 @@ import pyomo.environ as pyo
 from models.intersite import (InterSite, bdp_mb, end_watts, failure_groups, fiber_gbps, is_gray, line_usd,
                               links_on_pairs)
 from models.layout import support_length
-from models.modes import Mode, power_cap_mw, site_layout_of, site_node_limits, switch_cages
+from models.modes import Mode, plant_rows, power_cap_mw, site_layout_of, site_node_limits, switch_cages
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -916,15 +916,6 @@ def define_fiber_plant(m, data: ModelData) -> None:
         m.add_component(f"{name}_ports", pyo.Constraint(m.S, rule=lambda m, s, name=name, ends=ends, ports=ports:
                                                         pyo.inequality(0, ports * getattr(m, name)[s] - ends(m, s),
                                                                        ports - 1)))
-
-
-def plant_rows(inputs) -> dict:
-    """The cheapest fiber_plant row of each role (jumper, trunk, panel, ...) priced into a design; none when the
-    project switches the fiber plant off."""
-    table = inputs.fiber_plant
-    if not inputs.project.get("fiber_plant", True) or not len(table):
-        return {}
-    return {role: rows.sort_values(["price_usd"]).iloc[0] for role, rows in table.groupby("role")}
 
 
 def plant_usd_per_link(plant: dict, cable, in_rack_m: float) -> float:

@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass, field
 
 from models.intersite import end_watts, fiber_gbps, is_gray, line_usd, links_on_pairs, prepare
-from models.modes import power_cap_mw
-from models.network import plant_rows, plant_usd_per_link, support_links
+from models.modes import plant_rows, power_cap_mw
+from models.network import plant_usd_per_link, support_links
 
 
 @dataclass
@@ -64,7 +64,7 @@ def fabric_size(mode, n, nics: int, planes: int):
 def fabric_cost_watts(mode, n, nics: int, planes: int, prices: dict, watts: dict, plant: dict | None = None,
                       in_rack_m: float = 0.0):
     """(cost USD, IT W, fits) of ``mode`` for node counts ``n``: switches, cables or modules, and the fiber plant
-    its transceiver links take (``plant``: models.network.plant_rows; panels by the port)."""
+    its transceiver links take (``plant``: models.modes.plant_rows; panels by the port)."""
     leaves, mid, top, links, copies, fits = fabric_size(mode, n, nics, planes)
     cost = copies * (prices[mode.leaf] * leaves + (prices[mode.spine] * mid if mode.spine else 0)
                      + (prices[mode.core] * top if mode.core else 0))

@@ -1,0 +1,47 @@
+"""The pruning of cable options (models.modes.choose_cables) and of modes (models.dominance) counts the fiber plant
+a transceiver link takes (tests/test_fiber_plant.py's catalog: jumper $10, trunk $20, 48-port panel $100;
+cable_in_rack_m 2): an AOC dearer than a transceiver pair per link may be the cheaper choice once the plant is
+counted."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from models.modes import choose_cables
+from tests.test_fiber_plant import PLANT, book
+from tests.test_model import DAC, SR, design, link_counts, opened
+
+PLANT_ROWS = {row["role"]: row for row in PLANT if row["name"] != "panel96"}
+
+
+def aoc(price: float) -> dict:
+    """A 400G AOC reaching 30 m drawing 20 W, as much as a transceiver pair (2 x 10 W)."""
+    return dict(DAC, name="aoc400", kind="aoc", reach_m=30, power_w=20, price_usd=price)
+
+
+def kept(price: float, length_m: float, plant: dict) -> list[str]:
+    optics = pd.DataFrame([SR, aoc(price)]).set_index("name")
+    return sorted(c.item for c in choose_cables(optics, "node_leaf", 400, length_m, (400,), plant, 2.0))
+
+
+def test_cable_options_count_the_plant():
+    """At 10 m a transceiver pair ($1,000 a link) adds $40 to $140 of plant: two jumpers and a trunk, and up to a
+    whole panel for its two ports (ceil(2 / 48) = 1). An AOC at $1,100 is kept (1,100 < 1,140) as is the pair
+    (1,040 < 1,100); at $1,030 the AOC beats the pair (1,030 < 1,040); without plant the pair beats it
+    (1,000 < 1,100); within the rack a jumper each: $1,010 against $1,010, neither beats the other."""
+    assert kept(1_100, 10, PLANT_ROWS) == ["aoc400", "sr400"]
+    assert kept(1_030, 10, PLANT_ROWS) == ["aoc400"]
+    assert kept(1_100, 10, {}) == ["sr400"]
+    assert kept(1_010, 2, PLANT_ROWS) == ["aoc400", "sr400"]
+
+
+def test_solve_picks_the_aoc_the_plant_makes_cheaper(tmp_path):
+    """4 nodes, 32 node links of 10 m on one switch. Transceivers: $506,190 (tests/test_fiber_plant.py: 64 modules
+    $32,000 and plant $1,480). AOCs at $1,045: no plant, the same 640 W, so 504,710 - 32,000 + 32 x 1,045 =
+    $506,150. The transceiver mode's least cost (32,000 + $1,280 of jumpers and trunks) is below the AOC mode's
+    $33,440: it dominates only if the 2 panels its 64 patched ports need ($200) are left out."""
+    sol = design(tmp_path, {**book(), "optics": [DAC, SR, aoc(1_045)]})
+    assert link_counts(opened(sol)["s1"])["node_leaf"] == (32, "aoc400", 32)
+    assert "fiber_plant" not in {line["category"] for line in sol["bom"]}
+    assert sol["totals"]["capex_usd"] == pytest.approx(506_150, abs=1e-6)
