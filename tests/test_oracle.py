@@ -297,6 +297,35 @@ def test_spine_power_priced_by_energy(tmp_path):
     assert solution["objective_usd"] == pytest.approx(206_483.789568)
 
 
+def test_a_proven_greedy_start_is_called_optimal(tmp_path):
+    """1 GPU, min_cost_per_run. One site ($100,000 fixed, $1M/MW, PUE 1.4) of one node (1 GPU, 2 x 400G NICs, 10 kW,
+    $20,000) on one 8 x 400G switch ($25,000, 100 W) as a one-switch leaf_mesh, its two NIC links on one $100, 0.1 W
+    splitter DAC; (10,000 + 100 + 0.1) W x 1.4 = 0.01414014 MW: $100,000 + $20,000 + $25,000 + $100 + $14,140.14 =
+    $159,240.14. HiGHS found the greedy start's design again, above it by float rounding, and proved it (gap
+    1.8e-16); the start was kept and called feasible (designer.solve.start.better_of)."""
+    node = dict(name="n", gpus_per_node=1, nics_per_node=2, nic_gbps=400, node_power_kw=10.0, node_price_usd=20_000,
+                nvlink_latency_ns=100, gpu_tflops=989, scaleup_gbps=900, **SRC)
+    book = {"project": {"gpus_required": 1, "node_type": "n", "cable_m_node_leaf": 2, "cable_m_leaf_spine": 10,
+                        "cable_m_spine_core": 50, "cable_m_dci_attach": 3, "support_networks": False,
+                        "fiber_plant": False, "objective": "min_cost_per_run", "spares_optics_share": 0,
+                        "spares_cables_share": 0, "spares_switch_per": 0},
+            "sites": [dict(name="s0", power_mw=0.1, pue=1.4, max_nodes=1, fixed_cost_usd=100_000,
+                           power_cost_usd_per_mw=1e6, energy_usd_per_mwh=0)],
+            "node_types": [node],
+            "switches": [dict(model="sw0", family="infiniband", port_modes="4x800,8x400", buffer_mb=16, latency_ns=100,
+                              power_w=100, price_usd=25_000, roles="leaf,spine,core", **SRC)],
+            "optics": [dict(name="dac", gbps=400, kind="dac", reach_m=500, power_w=0.1, price_usd=100,
+                            links_per_module=2, **SRC)],
+            "protocols": [dict(name="ib", switch_family="infiniband", nic_latency_ns=450, efficiency=0.9, lossless=True,
+                               jitter_rank=0, jitter_us=0.0, **SRC)],
+            "workload": dict(model_params_billion=0.5, training_tokens=1e9, global_batch_tokens=1024, seq_len=1024,
+                             layers=8, hidden_size=1024, kernel_efficiency=0.5, amortization_years=1.0)}
+    _, answer, solution = run_both(tmp_path / "proven.xlsx", book)
+    assert answer.cost == pytest.approx(159_240.14)
+    assert solution["objective_usd"] == pytest.approx(159_240.14)
+    assert solution["status"] == "optimal", solution["solver"]["termination"]
+
+
 def test_min_cost_per_run_pays_the_run_energy(tmp_path):
     """One 2-GPU node (one 200G NIC, 2 kW, $20,000) on one rail_only switch and one $100, 0.1 W cable; PUE 1.4,
     $80/MWh, horizon_years 0, amortization 4 years. Switches of one step: cool ($2,000, 100 W) or hot ($1,900,

@@ -145,3 +145,21 @@ def test_greedy_plan_fills_a_site_no_further_than_its_fiber_serves():
     plan = greedy_plan(replace(inputs, project={**inputs.project, "budget_usd": None}), prepare_data(inputs).modes)
     assert plan.cost is not None, plan.reason
     assert plan.sites["atlanta"]["nodes"] <= 1024
+
+
+def test_a_start_highs_matches_or_proves_optimal_keeps_the_proof():
+    """better_of: HiGHS's design no worse than the start up to float rounding is HiGHS's answer (status and all);
+    a start kept below a proven optimum is optimal (its gap to the same bound is smaller); below an unproven one,
+    feasible with its own gap."""
+    from designer.solve.start import better_of
+
+    start = Outcome("feasible", 159_240.14, None, None, 0.0, "greedy")
+    rounding = Outcome("optimal", 159_240.14 * (1 + 1e-15), 159_240.14, 1.8e-16, 1.0, "convergenceCriteriaSatisfied")
+    assert better_of(rounding, start, []) is rounding
+    proven = Outcome("optimal", 159_250.0, 159_240.0, 6.3e-5, 1.0, "convergenceCriteriaSatisfied")
+    kept = better_of(proven, start, [])
+    assert kept.status == "optimal" and kept.objective == 159_240.14
+    assert kept.gap == pytest.approx(0.14 / 159_240.14) and kept.termination.endswith("greedy design kept")
+    stopped = Outcome("feasible", 170_000.0, 150_000.0, 0.1176, 1.0, "timeLimit")
+    kept = better_of(stopped, start, [])
+    assert kept.status == "feasible" and kept.gap == pytest.approx((159_240.14 - 150_000) / 159_240.14)

@@ -59,16 +59,19 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Ou
 def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None) -> Outcome:
     """HiGHS's result, or the start when HiGHS stopped without a design or with a worse one (its values put
     back in the model's variables); the start then carries HiGHS's bound (the bound of the plan's
-    completion bounds nothing of the model)."""
+    completion bounds nothing of the model). HiGHS's design is kept when it is no worse than the start up to
+    float rounding (1e-9 relative). A start kept beside a proven optimum (HiGHS's status optimal) is optimal too:
+    it is below HiGHS's design, so its gap to the same bound is smaller."""
     if start is None or values is None:
         return found
-    if found.objective is not None and found.objective <= start.objective:
+    if found.objective is not None and found.objective <= start.objective + 1e-9 * max(1.0, abs(start.objective)):
         return found
     for var, value in values:
         var.set_value(value, skip_validation=True)
     bound = found.bound
     gap = abs(start.objective - bound) / max(abs(start.objective), 1e-9) if bound is not None else None
-    return Outcome("feasible", start.objective, bound, gap, found.seconds, f"{found.termination}; greedy design kept",
+    status = "optimal" if found.status == "optimal" else "feasible"
+    return Outcome(status, start.objective, bound, gap, found.seconds, f"{found.termination}; greedy design kept",
                    found.highs_seconds)
 
 
