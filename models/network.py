@@ -14,11 +14,28 @@ import math
 from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
+from pyomo.contrib.fbbt.fbbt import compute_bounds_on_expr
+from pyomo.repn import generate_standard_repn
 
-from models.intersite import (InterSite, bdp_mb, end_watts, failure_groups, fiber_gbps, is_gray, line_usd,
-                              links_on_pairs)
+from models.intersite import (
+    InterSite,
+    bdp_mb,
+    end_watts,
+    failure_groups,
+    fiber_gbps,
+    is_gray,
+    line_usd,
+    links_on_pairs,
+)
 from models.layout import support_length
-from models.modes import Mode, plant_rows, power_cap_mw, site_layout_of, site_node_limits, switch_cages
+from models.modes import (
+    Mode,
+    plant_rows,
+    power_cap_mw,
+    site_layout_of,
+    site_node_limits,
+    switch_cages,
+)
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -175,6 +192,7 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_power(m, data)
     define_cost(m, data)
     define_latency(m, data)
+    define_bounds(m, data)
     return m
 
 
@@ -236,6 +254,7 @@ def define_variables(m, data: ModelData) -> None:
     m.support = pyo.Var(m.SN, domain=pyo.NonNegativeIntegers)
     m.attach = pyo.Var(m.SMA, domain=pyo.NonNegativeReals)
     m.multi = pyo.Var(domain=pyo.Binary)
+    m.most_need = {}  # s -> the most inter-site capacity (Tb/s) any row asks of site s (define_bounds)
 
 
 def define_site_totals(m, data: ModelData) -> None:
@@ -254,6 +273,7 @@ def define_site_totals(m, data: ModelData) -> None:
     def site(s, *_):
         return s
 
+    m.total_groups = {}
     families = {"nodes": site, "su": site, "modules": lambda s, i, t: (s, t), "leaves": site, "agg": site, "core": site,
                 "spine_modules": site, "attach": lambda s, i, a: (s, a)}
     for name, total_of in families.items():
@@ -262,6 +282,7 @@ def define_site_totals(m, data: ModelData) -> None:
         for key in var:
             parts.setdefault(total_of(*key), []).append(var[key])
         groups = list(parts.values())
+        m.total_groups[name] = groups
         total = pyo.Var(range(len(groups)), domain=pyo.NonNegativeIntegers)
         m.add_component(f"{name}_tot", total)
         m.add_component(f"{name}_tot_def", pyo.Constraint(range(len(groups)), rule=lambda m, q, total=total,
@@ -467,14 +488,10 @@ def most_routers(m, s, k) -> int:
     data = m.data
     sw, co = data.inputs.switches, data.inputs.coherent
 
-    def most_links(r, c):
-        links, pairs = links_on_pairs(co.loc[c], r.band)
-        return r.fiber_pairs * links // pairs
-
     def most_ports(side, g):
         if side == "fabric":
             return int(data.node["nics_per_node"]) * data.most_attachments(s)
-        return sum(max((most_links(m.route[r], c) for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == g),
+        return sum(max((most_links(co, m.route[r], c) for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == g),
                        default=0) for r in m.incident[s])
 
     routes = [m.route[r] for r in m.incident[s]]
@@ -485,6 +502,12 @@ def most_routers(m, s, k) -> int:
     bdp = float(data.inputs.project["buffer_bdp_factor"]) * sum(bdp_mb(data.route_most_gbps(r), r.rtt_ms)
                                                                  for r in routes)
     return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
+
+
+def most_links(co, route, c) -> int:
+    """The most links of DCI optic c route ``route`` carries: every fiber pair lit with it."""
+    links, pairs = links_on_pairs(co.loc[c], route.band)
+    return route.fiber_pairs * links // pairs
 
 
 def define_one_router_model(m, data: ModelData) -> None:
@@ -629,6 +652,8 @@ def define_dci_capacity(m, data: ModelData) -> None:
     def rule(m, s):
         per_node = ratio * bw / 1e3  # Tb/s
         big = per_node * data.site_node_limit(s)
+        most = max((data.node_limit(s, i) for i in m.modes_at[s]), default=0)
+        m.most_need[s] = max(m.most_need.get(s, 0.0), per_node * most)
         return site_capacity(m, s) >= per_node * sum(m.nodes[s, i] for i in m.modes_at[s]) - big * (1 - m.multi)
 
     m.dci_capacity = pyo.Constraint(m.S, rule=rule)
@@ -796,6 +821,7 @@ def define_workload(m, data: ModelData) -> None:
         if not coef:
             return pyo.Constraint.Skip
         big = max(coef.values())
+        m.most_need[s] = max(m.most_need.get(s, 0.0), big)
         return site_capacity(m, s) >= sum(c * m.y[s, i] for i, c in coef.items()) - big * (2 - m.lev[q] - m.kk[k])
 
     def no_time_rule(m, s, q, k):
@@ -865,14 +891,15 @@ def support_terms(m, s, what: str):
     return total
 
 
-def optical_links(m, s, in_rack: bool):
+def optical_links(m, s, in_rack: bool, modes=None):
     """Transceiver links of site s (fabric tiers, DCI attachments, support networks) within ``cable_in_rack_m``
-    (in_rack) or longer."""
+    (in_rack) or longer; ``modes``: those of these modes only (all at s by default)."""
     data = m.data
     limit = float(data.inputs.project.get("cable_in_rack_m") or 0.0)
     nics = int(data.node["nics_per_node"])
+    modes = m.modes_at[s] if modes is None else modes
     total = 0
-    for i in m.modes_at[s]:
+    for i in modes:
         mode = data.modes[i]
         for t, links in enumerate(tier_links(m, s, i)):
             cable = mode.cables[t]
@@ -885,7 +912,7 @@ def optical_links(m, s, in_rack: bool):
     table = data.inputs.support_networks
     for n, metres in data.support_lengths(s).items():
         if table.loc[n, "link_kind"] == "transceiver" and (metres <= limit) == in_rack:
-            total += support_links(table.loc[n])[0] * site_nodes(m, s)
+            total += support_links(table.loc[n])[0] * sum(m.nodes[s, i] for i in modes)
     return total
 
 
@@ -1060,3 +1087,94 @@ def set_objective(m, kind: str) -> None:
         m.del_component(m.obj)
     expr = m.total_cost / COST_SCALE if kind == "cost" else m.worst_latency
     m.obj = pyo.Objective(expr=expr, sense=pyo.minimize)
+
+
+def define_bounds(m, data: ModelData) -> None:
+    """Column bounds on every integer count, each the most its rows allow or, for a count bought only to cover
+    a need, the most an optimal design buys (one unit fewer would still cover it, for less):
+    the per-mode counts at their big-M rows' M (nodes, leaves, su, agg, core, attach, spine modules) and
+    modules_smt <= ceil((max link ends + k - 1) / k); a site total at the largest of its modes' (one mode a
+    site); a route's capacity below max(D_a, D_b) + one link, D_s the most any row asks of site s (dci_ratio,
+    the workload), so waves_rc <= ceil(1000 max(D_a, D_b) / g_c) and pairs_rc their fiber pairs (a single DCI
+    optic a route), within fiber_pairs_r; attachments, router cages and routers what those waves and the
+    buffer's bandwidth-delay product need; support_sn <= ceil(max nodes_s / nodes_per_switch_n);
+    odfs_s <= ceil(sum_{r at s} fiber_pairs_r / P_odf), panels_s <= ceil(2 max long_s / P_panel).
+    No design an optimum could be is cut off. Why: HiGHS's root reduced-cost fixing and domain propagation
+    work on the integer domains; unbounded and loosely bounded counts took most of the default example's
+    solve time."""
+    def most(expr) -> float:
+        return compute_bounds_on_expr(expr)[1]
+
+    for v, row in [(m.nodes, m.nodes_max), (m.su, getattr(m, "su_max", None)), (m.leaves, m.leaves_max),
+                   (m.leaves, getattr(m, "mesh_max", None)), (m.agg, m.agg_max), (m.core, m.core_max),
+                   (m.spine_modules, m.spine_module_pick)]:
+        for key in (row or ()):
+            v[key].setub(big_m(row[key], v[key]))
+    co = data.inputs.coherent
+    bw = nic_gbps_per_node(data) / 1e3
+    cap = {}  # route -> most Tb/s an optimal design lights on it
+    for r in m.R:
+        route = m.route[r]
+        need = max(m.most_need.get(route.a, 0.0), m.most_need.get(route.b, 0.0))
+        for c in route.coherent:
+            links, per = links_on_pairs(co.loc[c], route.band)
+            gbps = float(co.loc[c, "gbps"])
+            waves = min(most_links(co, route, c), max(1, math.ceil(1e3 * need / gbps - 1e-9)))
+            m.waves[r, c].setub(waves)
+            m.pairs[r, c].setub(min(route.fiber_pairs, -(-waves * per // links)))
+            cap[r] = max(cap.get(r, 0.0), waves * gbps / 1e3)
+    attachments = {s: min(data.most_attachments(s), math.ceil(sum(cap[r] for r in m.incident[s]) / bw - 1e-9))
+                   for s in m.S if m.incident[s]}
+    for s, i, a in m.SMA:
+        m.attach[s, i, a].setub(attachments[s])
+    for s, i, t in m.SMT:
+        k = data.modes[i].cables[t].links_per_module
+        m.modules[s, i, t].setub(math.ceil((most(tier_links(m, s, i)[t]) + k - 1) / k - 1e-9))
+    for name, groups in m.total_groups.items():
+        total = getattr(m, f"{name}_tot")
+        for q, members in enumerate(groups):
+            total[q].setub(math.floor(max(v.ub for v in members) + 1e-9))
+    if hasattr(m, "SKG"):
+        sw = data.inputs.switches
+        factor = float(data.inputs.project["buffer_bdp_factor"])
+        for s, k in m.SK:
+            if not m.incident[s]:
+                m.routers[s, k].setub(0)
+                continue
+            cages = 0
+            for side, g in router_groups(m, s):
+                if (s, k, side, g) in m.SKG:
+                    ports = (int(data.node["nics_per_node"]) * attachments[s] if side == "fabric" else sum(
+                        max((m.waves[r, c].ub for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == g),
+                            default=0) for r in m.incident[s]))
+                    m.dci_cages[s, k, side, g].setub(math.ceil(ports / router_lanes(sw, k, g) - 1e-9))
+                    cages += m.dci_cages[s, k, side, g].ub
+            bdp = factor * sum(bdp_mb(1e3 * cap[r], m.route[r].rtt_ms) for r in m.incident[s])
+            buffer_mb = float(sw.loc[k, "buffer_mb"])
+            m.routers[s, k].setub(min(most_routers(m, s, k), max(
+                -(-cages // router_cages(sw, k)), math.ceil(bdp / buffer_mb - 1e-9) if buffer_mb > 0 else 0)))
+    table = data.inputs.support_networks
+    for s, n in m.SN:
+        nodes = max((data.node_limit(s, i) for i in m.modes_at[s]), default=0)
+        m.support[s, n].setub(math.ceil(nodes / float(table.loc[n, "nodes_per_switch"]) - 1e-9))
+    if hasattr(m, "panels"):
+        ports = int(data.plant["panel"]["ports"])
+        for s in m.S:
+            long = max((most(optical_links(m, s, False, [i])) for i in m.modes_at[s]), default=0.0)
+            m.panels[s].setub(math.ceil(2 * long / ports - 1e-9))
+    if hasattr(m, "odfs"):
+        ports = int(data.plant["odf"]["ports"])
+        for s in m.S:
+            m.odfs[s].setub(math.ceil(sum(m.route[r].fiber_pairs for r in m.incident[s]) / ports - 1e-9))
+
+
+def big_m(row, var) -> float:
+    """The most ``var`` takes under a row ``a var + sum_b c_b b <= u`` (or >= l), every other variable b binary."""
+    repn = generate_standard_repn(row.body)
+    coefs = {id(v): c for v, c in zip(repn.linear_vars, repn.linear_coefs)}
+    a = coefs.pop(id(var))
+    if a > 0 and row.has_ub():
+        return (row.upper - repn.constant + sum(max(0.0, -c) for c in coefs.values())) / a
+    if a < 0 and row.has_lb():
+        return (repn.constant - row.lower + sum(max(0.0, c) for c in coefs.values())) / -a
+    raise ValueError(f"{row.name} does not bound {var.name} above")
