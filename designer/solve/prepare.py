@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
+from dataclasses import replace
 
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.training import mode_step_s
 from models import workload as wl
 from models.dominance import prune
 from models.intersite import prepare
-from models.modes import enumerate_modes
+from models.modes import ModeSet, enumerate_modes
 from models.network import ModelData, multiplier, site_list, workload_rows
 
 
 def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | None = None,
-                 penalty=None) -> ModelData:
+                 penalty=None, by_latency: bool = False) -> ModelData:
     """Enumerate and filter fabric modes, prepare inter-site data and the workload limit.
 
     ``latency_cap`` (second min_latency stage) keeps only modes at or below the worst latency found; ``step_cap``
     (the training objectives' levels) only modes whose training step on the job's GPUs is at or below it;
-    ``penalty`` (mode -> what the elastic objective charges for choosing it) is one more pruning criterion."""
+    ``penalty`` (mode -> what the elastic objective charges for choosing it) is one more pruning criterion;
+    ``by_latency``: the worst-case latency is a pruning criterion whatever the objective (see at_most)."""
     modeset = enumerate_modes(inputs)
     if latency_cap is not None:
         slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
@@ -53,7 +56,8 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     # DCI routers take leaf ports: up to V endpoints beyond a site's nodes
     window = max((data.most_attachments(s) for s in data.sites), default=0) if data.inter.routes else 0
     limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if window else 0) for s in data.sites}
-    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap, penalty), window)
+    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap, penalty, by_latency),
+                                  window)
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
@@ -68,14 +72,30 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
 INF = math.inf
 
 
-def pruning_criteria(data: ModelData, latency_cap: float | None, penalty=None):
+def at_most(data: ModelData, level: float) -> ModelData:
+    """``data`` (pruned with the worst-case latency as a criterion) restricted to the modes at or below ``level``:
+    a mode is dropped there only for one no slower, so what is left is what pruning the modes at or below the
+    level would keep (up to which of two identical modes stays): the min_latency level probes read it instead of
+    enumerating and pruning again."""
+    kept = [mode for mode in data.modes if mode.latency_us <= level + 1e-9]
+    filtered = Counter(data.modeset.filtered)
+    filtered["slower than the least worst-case latency (min_latency objective)"] += len(data.modes) - len(kept)
+    capped = replace(data, modes=kept, intra_s={}, _limits=None, _attachments={}, _support_m={})
+    capped.modeset = ModeSet(kept, filtered, dict(data.modeset.examples), len(kept))
+    if capped.workload is not None:
+        capped.intra_s = intra_bounds(capped)
+    capped.multiplier = {i: multiplier(mode, capped.node) for i, mode in enumerate(kept)}
+    return capped
+
+
+def pruning_criteria(data: ModelData, latency_cap: float | None, penalty=None, by_latency: bool = False):
     """Figures besides cost and power that the model reads from a mode (lower is better): the worst-case
     latency when it is the objective (first min_latency stage), the training step under a training objective,
     the intra-site all-reduce bound at each site when a workload is given, and the elastic model's penalty."""
     columns = []
     if penalty is not None:
         columns.append([penalty(mode) for mode in data.modes])
-    if data.inputs.project.get("objective") == "min_latency" and latency_cap is None:
+    if latency_cap is None and (by_latency or data.inputs.project.get("objective") == "min_latency"):
         columns.append([mode.latency_us for mode in data.modes])
     if data.inputs.project.get("objective") in TRAINING_OBJECTIVES:  # a faster step may be worth its cost
         columns.append([mode_step_s(data.inputs, mode) for mode in data.modes])

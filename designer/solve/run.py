@@ -8,7 +8,6 @@ and the elastic diagnosis."""
 from __future__ import annotations
 
 import bisect
-
 import time
 from dataclasses import dataclass, field, replace
 
@@ -17,7 +16,7 @@ from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
-from designer.solve.prepare import prepare_data
+from designer.solve.prepare import at_most, prepare_data
 from designer.solve.start import better_of, greedy_start, snapshot
 from designer.solve.throughput import solve_training
 from models.modes import power_cap_mw
@@ -61,6 +60,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if not data.modes:
         raise with_diagnosis(Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()}), inputs, data, options)
     levels = sorted({mode.latency_us for mode in data.modes})
+    levels_data = data  # pruned with the latency as a criterion under min_latency: the level probes' modes
     if inputs.project.get("objective") == "min_latency":
         # The cheapest design over every mode first (latency aside): it proves the slowest level feasible
         # and is the answer when no faster level is; modes are pruned without the latency criterion.
@@ -87,7 +87,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
         # faster level is feasible, the cheapest design (when proven) is the fastest one's cheapest
         found = design_latency(model, data)
         below = levels[:bisect.bisect_left(levels, found - 1e-9)]
-        level, proven = least_latency(inputs, below + [found], options, clock, say, outcomes)
+        level, proven = least_latency(inputs, below + [found], options, clock, say, outcomes, levels_data)
         if level >= found and outcome.status == "optimal":
             pass
         elif clock.left(options):
@@ -110,7 +110,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if inputs.project.get("objective") == "min_latency" and budget(inputs) is not None:
         faster = [lv for lv in levels if lv < design_latency(model, data) - 1e-9]
         if faster and clock.left(options):
-            binds = budget_sets_latency(inputs, faster[-1], clock.left(options) or options, outcomes)
+            binds = budget_sets_latency(levels_data, faster[-1], clock.left(options) or options, outcomes)
     timings["solve_s"] = sum(o.seconds for o in outcomes)
     timings["highs_s"] = sum(o.highs_seconds for o in outcomes)
     t2 = time.perf_counter()
@@ -218,19 +218,22 @@ def design_latency(model, data: ModelData) -> float:
 
 
 def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clock, say,
-                  outcomes: list) -> tuple[float, bool]:
+                  outcomes: list, levels_data: ModelData | None = None) -> tuple[float, bool]:
     """min_latency: the least latency level L (among the modes' worst-case latencies) at which a design
     exists using only modes at or below L, the top level being known feasible. Feasibility is monotone
     in L, so a binary search needs log2(levels) feasibility solves over small models (HiGHS stops at the
     first design within the budget). Returns (L, proven); proven is False when a probe hit the limits
-    without a verdict or the clock ran out (L is then the least level known to be feasible)."""
+    without a verdict or the clock ran out (L is then the least level known to be feasible). ``levels_data``: the
+    inputs' modes pruned with the latency as a criterion (prepared here when not given), each probe's modes
+    those at or below its level (designer.solve.prepare.at_most)."""
+    levels_data = levels_data or prepare_data(inputs, by_latency=True)
     probe_options = SolveOptions(mip_gap=1.0, threads=options.threads)
     cutoff = budget(inputs)
     proven = True
 
     def feasible(level: float) -> bool | None:
         nonlocal proven
-        capped = prepare_data(inputs, latency_cap=level)
+        capped = at_most(levels_data, level)
         if not capped.modes:
             return False
         timed = clock.left(probe_options)
@@ -257,10 +260,11 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
     return levels[hi], proven
 
 
-def budget_sets_latency(inputs, level: float, options: SolveOptions, outcomes: list) -> bool | None:
+def budget_sets_latency(levels_data: ModelData, level: float, options: SolveOptions, outcomes: list) -> bool | None:
     """min_latency: whether a design at ``level`` (the next latency level below the answer's) exists without the
-    budget: then the budget, whatever its slack, is what sets the latency. None when the probe found no verdict."""
-    capped = prepare_data(replace(inputs, project={**inputs.project, "budget_usd": None}), latency_cap=level)
+    budget: then the budget, whatever its slack, is what sets the latency. None when the probe found no verdict.
+    ``levels_data`` as for least_latency (the model holds no budget row: it is a cutoff, not given here)."""
+    capped = at_most(levels_data, level)
     if not capped.modes:
         return False
     model = build_model(capped)
