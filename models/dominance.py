@@ -141,17 +141,17 @@ def panel_usd(plant: dict, more: np.ndarray) -> np.ndarray:
 
 
 def window_min(values: np.ndarray, width: int) -> np.ndarray:
-    """out[e] = min(values[max(0, e - width)..e]) (a monotonic queue: linear time)."""
-    out = np.empty_like(values)
-    queue: list[int] = []
-    head = 0
-    for e, v in enumerate(values.tolist()):
-        while len(queue) > head and values[queue[-1]] >= v:
-            queue.pop()
-        queue.append(e)
-        if queue[head] < e - width:
-            head += 1
-        out[e] = values[queue[head]]
+    """out[e] = min(values[max(0, e - width)..e]): minima over spans doubling in length (a sparse table, log2(width)
+    vector steps), each window the min of its two overlapping spans of the largest length it holds."""
+    out = np.minimum.accumulate(values)  # the windows that start at 0 (e <= width)
+    if width + 1 >= len(values):
+        return out
+    span, table = 1, values.copy()
+    while 2 * span <= width + 1:
+        table[span:] = np.minimum(table[span:], table[:-span])  # table[e] = min(values[e - 2 span + 1..e])
+        span *= 2
+    e = np.arange(width, len(values))
+    out[width:] = np.minimum(table[e], table[e - (width + 1) + span])
     return out
 
 

@@ -10,6 +10,7 @@ a row here: the solve applies it as HiGHS's objective cutoff on the cost objecti
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -57,7 +58,7 @@ class ModelData:
     _support_m: dict = field(default_factory=dict, repr=False)  # site -> support_lengths
     intra_memo: dict = field(default_factory=dict, repr=False)  # (site, mode id) -> designer.solve.prepare.intra_bounds
 
-    @property
+    @functools.cached_property
     def node(self):
         return self.inputs.node_types.loc[self.inputs.project["node_type"]]
 
@@ -123,7 +124,7 @@ class ModelData:
             return []
         return list(self.inputs.support_networks.index)
 
-    @property
+    @functools.cached_property
     def plant(self) -> dict:
         """The fiber_plant rows priced into the design (plant_rows)."""
         return plant_rows(self.inputs)
@@ -163,8 +164,10 @@ def has_spine_options(mode: Mode) -> bool:
 # Model building
 # --------------------------------------------------------------------------------------------
 
-def build_model(data: ModelData) -> pyo.ConcreteModel:
-    """The full MILP with expressions ``capex``, ``energy`` and ``worst_latency``; no objective yet."""
+def build_model(data: ModelData, bounds: bool = True) -> pyo.ConcreteModel:
+    """The full MILP with expressions ``capex``, ``energy`` and ``worst_latency``; no objective yet. ``bounds``:
+    the integer counts' bounds (define_bounds), which read the rows' needs as they are; an elastic model, whose
+    slacks lower those needs, goes without them."""
     m = pyo.ConcreteModel(name="designer")
     m.data = data
     define_sets(m, data)
@@ -192,7 +195,8 @@ def build_model(data: ModelData) -> pyo.ConcreteModel:
     define_power(m, data)
     define_cost(m, data)
     define_latency(m, data)
-    define_bounds(m, data)
+    if bounds:
+        define_bounds(m, data)
     return m
 
 
@@ -255,6 +259,7 @@ def define_variables(m, data: ModelData) -> None:
     m.attach = pyo.Var(m.SMA, domain=pyo.NonNegativeReals)
     m.multi = pyo.Var(domain=pyo.Binary)
     m.most_need = {}  # s -> the most inter-site capacity (Tb/s) any row asks of site s (define_bounds)
+    m.router_memo = {}  # (s, k) -> most_routers
 
 
 def define_site_totals(m, data: ModelData) -> None:
@@ -484,7 +489,13 @@ def define_count_limits(m, data: ModelData) -> None:
 def most_routers(m, s, k) -> int:
     """R_sk: the routers of model k alone that carry the most capacity site s's routes can hold (cages for the
     ports of both sides it runs, each route at its most links of a DCI optic at each speed and the most
-    attachments, and the buffer)."""
+    attachments, and the buffer); computed once a model."""
+    if (s, k) not in m.router_memo:
+        m.router_memo[s, k] = _most_routers(m, s, k)
+    return m.router_memo[s, k]
+
+
+def _most_routers(m, s, k) -> int:
     data = m.data
     sw, co = data.inputs.switches, data.inputs.coherent
 

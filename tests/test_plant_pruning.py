@@ -45,3 +45,18 @@ def test_solve_picks_the_aoc_the_plant_makes_cheaper(tmp_path):
     assert link_counts(opened(sol)["s1"])["node_leaf"] == (32, "aoc400", 32)
     assert "fiber_plant" not in {line["category"] for line in sol["bom"]}
     assert sol["totals"]["capex_usd"] == pytest.approx(506_150, abs=1e-6)
+
+
+@pytest.mark.parametrize("width", [0, 1, 2, 3, 7, 8, 63, 64, 999, 5000])
+def test_window_minima_match_the_definition(width):
+    """models.dominance.window_min (a sparse table) against its definition, min(values[max(0, e - width)..e]),
+    on random values with infinite stretches (modes beyond their size)."""
+    import numpy as np
+
+    from models.dominance import window_min
+
+    rng = np.random.default_rng(width)
+    values = rng.normal(size=1500)
+    values[rng.random(1500) < 0.1] = np.inf
+    want = np.array([values[max(0, e - width):e + 1].min() for e in range(len(values))])
+    assert np.array_equal(window_min(values, width), want)

@@ -209,7 +209,7 @@ def _elastic(inputs, lift: tuple[str, ...], options) -> dict | None:
         return None
     if data.workload is not None and not any(t <= data.workload["t_max_s"] for t in data.intra_s.values()):
         return None
-    model = build_model(data)
+    model = build_model(data, bounds=False)
     add_elastic(model, data, limits)
     time_limit = getattr(options, "time_limit", None) or 120.0
     threads = getattr(options, "threads", None)
