@@ -163,3 +163,24 @@ def test_a_start_highs_matches_or_proves_optimal_keeps_the_proof():
     stopped = Outcome("feasible", 170_000.0, 150_000.0, 0.1176, 1.0, "timeLimit")
     kept = better_of(stopped, start, [])
     assert kept.status == "feasible" and kept.gap == pytest.approx((159_240.14 - 150_000) / 159_240.14)
+
+
+def test_greedy_grows_from_another_site_when_the_cheapest_is_cut_off(tmp_path):
+    """Three sites of 4 nodes each, 8 nodes wanted, max_site_rtt_ms 1: a (the cheapest per MW) reaches b only over
+    a 1,000 km route (RTT 9.8 ms), b and c are 100 km apart. Grown from a, the plan stops at a alone (no site is
+    joined to it within the limit); grown from the next cheapest, b and c hold the job. The model agrees: b and c."""
+    from designer.inputs.writer import write_workbook
+    from tests.test_model import design, opened, two_sites
+
+    book = two_sites(max_site_rtt_ms=1)
+    book["sites"] = [dict(s, name=n, fixed_cost_usd=fee) for s, n, fee in
+                     zip(book["sites"] * 2, ("a", "b", "c"), (100, 5_000, 6_000))]
+    far, near = dict(book["routes"][0]), dict(book["routes"][0])
+    far.update(site_a="a", site_b="b", distance_km=1_000)
+    near.update(site_a="b", site_b="c")
+    book["routes"] = [far, near]
+    inputs = load_inputs(write_workbook(tmp_path / "three.xlsx", book))
+    plan = greedy_plan(inputs, prepare_data(inputs).modes)
+    assert plan.cost is not None, plan.reason
+    assert sorted(plan.sites) == ["b", "c"]
+    assert sorted(opened(design(tmp_path, book))) == ["b", "c"]

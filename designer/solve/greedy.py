@@ -187,24 +187,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                                       "route": r} for r in inter.routes}
     routers = inter.routers
 
-    # opening order: required sites, then the cheapest per MW joined to the open ones and, under an RTT
-    # limit, within it of each of them over the shortest path of routes
-    within = _within_rtt(routes, max_rtt)
-    required = [s for s in usable if sites.loc[s, "status"] == "required"]
-    order, rest = list(required), sorted((s for s in usable if s not in required), key=per_mw)
-    while rest:
-        joined = [s for s in rest if not order or any(frozenset((s, o)) in routes for o in order)
-                  and all(within(s, o) for o in order)]
-        if not joined:
-            break
-        order.append(joined[0])
-        rest.remove(joined[0])
-    parent = {}
-    for k, s in enumerate(order[1:], 1):
-        near = [o for o in order[:k] if frozenset((s, o)) in routes]
-        parent[s] = min(near, key=lambda o: routes[frozenset((s, o))]["dist"]) if near else None
-
-    limit = {s: min(int(sites.loc[s, "max_nodes"]), job) for s in order}
+    limit = {s: min(int(sites.loc[s, "max_nodes"]), job) for s in usable}
     ratio = float(p["dci_ratio"])
 
     def attached(n: int) -> int:
@@ -222,12 +205,55 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
 
     top_n = max(limit.values(), default=0)
     grid = np.arange(1, top_n + attached(top_n) + 1, dtype=np.int64)
-    reserve = {s: 0.0 for s in order}  # IT watts kept for DCI routers and coherent modules
     extra_usd, extra_w = support_cost_watts(inputs, grid)
     sized = [(c + extra_usd, w + extra_w, fits)
              for c, w, fits in (fabric_cost_watts(mode, grid, nics, planes, prices, watts, plant_rows(inputs),
                                                   float(p.get("cable_in_rack_m") or 0.0)) for mode in modes)]
     held_with = [with_attachments(fits) for _c, _w, fits in sized]  # per mode, the same every round
+
+    # opening order: required sites, then the cheapest per MW joined to the open ones and, under an RTT
+    # limit, within it of each of them over the shortest path of routes; grown from the cheapest site first,
+    # and from the next cheapest when that order closes (no site left both joined and within the limit)
+    # before its sites could hold the job (holds)
+    within = _within_rtt(routes, max_rtt)
+    required = [s for s in usable if sites.loc[s, "status"] == "required"]
+
+    def grow(seed: list[str]) -> list[str]:
+        order, rest = list(seed), sorted((s for s in usable if s not in seed), key=per_mw)
+        while rest:
+            joined = [s for s in rest if not order or any(frozenset((s, o)) in routes for o in order)
+                      and all(within(s, o) for o in order)]
+            if not joined:
+                break
+            order.append(joined[0])
+            rest.remove(joined[0])
+        return order
+
+    def holds(order: list[str]) -> bool:
+        """Whether the sites of ``order`` hold the job by power, space, the largest fabric and (several sites) the
+        largest a DCI router can join and the nodes their routes' fiber serves at dci_ratio, the network's own power
+        aside: a first screen."""
+        multi = ratio > 0 and len(order) > 1
+        return sum(site_most[s, multi] for s in order) >= job
+
+    largest = [int(grid[fits].max(initial=0)) for _c, _w, fits in sized]
+    site_most = {}  # (site, several sites open) -> the most nodes it holds (holds)
+    for s in usable:
+        by_power = min(power_cap_mw(inputs, s) * 1e6 / float(sites.loc[s, "pue"]) / node_w, limit[s])
+        alone = max((largest[i] for i, mode in enumerate(modes) if s in mode.sites), default=0)
+        joined = max((held_with[i] for i, mode in enumerate(modes) if s in mode.sites and mode.attach), default=0)
+        fiber = sum(route_most_gbps(r, co) for e, r in routes.items() if s in e) / max(ratio * node_bw, 1e-9)
+        site_most[s, False] = min(by_power, alone)
+        site_most[s, True] = min(by_power, joined, fiber)
+
+    seeds = [required] if required else [[s] for s in sorted(usable, key=per_mw)]
+    order = next((o for o in map(grow, seeds) if holds(o)), None) or grow(seeds[0] if seeds else [])
+    parent = {}
+    for k, s in enumerate(order[1:], 1):
+        near = [o for o in order[:k] if frozenset((s, o)) in routes]
+        parent[s] = min(near, key=lambda o: routes[frozenset((s, o))]["dist"]) if near else None
+
+    reserve = {s: 0.0 for s in order}  # IT watts kept for DCI routers and coherent modules
     for _round in range(max_rounds):
         # most nodes each site holds in each mode within power and space
         budget = np.array([max(0.0, power_cap_mw(inputs, s) * 1e6 / float(sites.loc[s, "pue"]) - reserve[s])
