@@ -129,16 +129,12 @@ def route_capacities(opened: list, parent: dict, need: dict, routes: dict, co) -
     return cap
 
 
-def _within_rtt(routes: dict, max_rtt: float | None):
-    """within(a, b): whether the shortest path of routes from a to b stays within ``max_rtt`` (ms)."""
-    if max_rtt is None:
-        return lambda a, b: True
-    import networkx as nx
-
-    graph = nx.Graph()
-    graph.add_weighted_edges_from((r["a"], r["b"], r["rtt"]) for r in routes.values())
-    rtt = dict(nx.all_pairs_dijkstra_path_length(graph, cutoff=max_rtt))
-    return lambda a, b: b in rtt.get(a, {})
+def _rtt_from(s: str, order: list[str], dist: dict, routes: dict) -> dict:
+    """Shortest RTT (ms) from site ``s`` to each site of ``order`` over the routes among ``order`` and ``s``
+    (``dist``: those among ``order``): a path leaves s by a route to a site n of the order, then goes on from n."""
+    inf = float("inf")
+    hops = [(n, routes[frozenset((s, n))]["rtt"]) for n in order if frozenset((s, n)) in routes]
+    return {o: min((w + (0.0 if n == o else dist.get((n, o), inf)) for n, w in hops), default=inf) for o in order}
 
 
 def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
@@ -212,21 +208,33 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     held_with = [with_attachments(fits) for _c, _w, fits in sized]  # per mode, the same every round
 
     # opening order: required sites, then the cheapest per MW joined to the open ones and, under an RTT
-    # limit, within it of each of them over the shortest path of routes; grown from the cheapest site first,
+    # limit, within it of each of them over routes among them; grown from the cheapest site first,
     # and from the next cheapest when that order closes (no site left both joined and within the limit)
     # before its sites could hold the job (holds)
-    within = _within_rtt(routes, max_rtt)
     required = [s for s in usable if sites.loc[s, "status"] == "required"]
 
     def grow(seed: list[str]) -> list[str]:
-        order, rest = list(seed), sorted((s for s in usable if s not in seed), key=per_mw)
+        """The order from ``seed``: a site joins when a route ties it to the order and, under an RTT limit, the
+        routes among the order's sites and it (those a design may use: both ends open) reach each of them within
+        the limit; ``dist`` keeps those shortest RTTs, shortened through each site that joins."""
+        order, dist = [], {}
+        rest = list(seed) + sorted((s for s in usable if s not in seed), key=per_mw)
         while rest:
-            joined = [s for s in rest if not order or any(frozenset((s, o)) in routes for o in order)
-                      and all(within(s, o) for o in order)]
-            if not joined:
+            for s in rest:
+                reach = _rtt_from(s, order, dist, routes)
+                if len(order) < len(seed) or (any(math.isfinite(d) for d in reach.values())
+                                              and (max_rtt is None or max(reach.values()) <= max_rtt)):
+                    break
+            else:
                 break
-            order.append(joined[0])
-            rest.remove(joined[0])
+            for a in order:
+                for b in order:
+                    if a != b:
+                        dist[a, b] = min(dist.get((a, b), math.inf), reach[a] + reach[b])
+            for o in order:
+                dist[s, o] = dist[o, s] = reach[o]
+            order.append(s)
+            rest.remove(s)
         return order
 
     def holds(order: list[str]) -> bool:

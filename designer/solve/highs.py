@@ -24,6 +24,7 @@ class SolveOptions:
     progress: object = None  # callable(str) for progress lines, or None
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
     diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
+    rens: bool = False  # HiGHS's RENS heuristic (see _run_highs): on where the first design is what counts
 
 
 @dataclass
@@ -157,8 +158,9 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
               "solver_options": {"presolve": "on" if options.presolve else "off",
                                  # RENS, a sub-MIP around the root LP, spent 1.5 s of the default example's
                                  # 3.9 s and found nothing the other heuristics miss (2.4 s without it; the
-                                 # other examples unchanged)
-                                 "mip_heuristic_run_rens": False}}
+                                 # other examples unchanged); but it is what finds the first design of a
+                                 # large plan's completion (designer.solve.start): 50 sites, none in 60 s without
+                                 "mip_heuristic_run_rens": options.rens}}
     if cutoff is not None:
         limit = cutoff / scale * (1 + 1e-9)
         config["solver_options"]["objective_bound"] = limit

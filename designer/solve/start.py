@@ -42,7 +42,7 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Ou
         fix(model.y[s, i], int((s, i) in choices))
     # HiGHS's presolve is on here: its result is a candidate that HiGHS checks again as the start of the
     # main solve (presolve off) and the audit checks after, never a claim of optimality
-    timed = replace(options, presolve=True)
+    timed = replace(options, presolve=True, rens=True)
     if options.time_limit is not None:
         timed = replace(timed, time_limit=options.time_limit * START_SHARE)
     try:
