@@ -70,3 +70,17 @@ def test_instances_are_deterministic_and_need_several_sites():
     assert all(s["power_mw"] / s["pue"] / 14.3e-3 < job_nodes for s in first["sites"])
     names = {s["name"] for s in first["sites"]}
     assert all(r["site_a"] in names and r["site_b"] in names for r in first["routes"])
+
+
+def test_quick_bench_runs_every_child_cleanly(quick_rows):
+    """No figure of the quick run is an error (a child that could not find its workbook or log, a failed solve):
+    the bench's paths are the repository's, whatever folder it is run from."""
+    assert instances.DEFAULT_WORKBOOK.exists() and instances.QUICK_WORKBOOK.exists() and instances.ORACLE_PATH.exists()
+    failed = [r for r in quick_rows if "error" in r["value"] or "exit" in r["note"]]
+    assert not failed, failed
+
+
+def test_oracle_instances_stay_within_what_the_oracle_sizes():
+    from tests.oracle import PLANNER_LENGTHS
+
+    assert instances.ORACLE_SCOPE == PLANNER_LENGTHS

@@ -7,10 +7,14 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # the repository (designer/tools/bench/ is three below)
 DEFAULT_WORKBOOK = ROOT / "data" / "examples" / "default.xlsx"
 QUICK_WORKBOOK = ROOT / "data" / "examples" / "superpod-h100.xlsx"
 ORACLE_PATH = ROOT / "tests" / "oracle.py"
+#: what the brute-force oracle sizes (tests/oracle.py PLANNER_LENGTHS): the planner's cable length per tier, no
+#: support networks and no fiber plant
+ORACLE_SCOPE = {"cable_m_node_leaf": 3, "cable_m_leaf_spine": 50, "cable_m_spine_core": 150, "cable_m_dci_attach": 60,
+                "support_networks": False, "fiber_plant": False}
 BARE_IMPORT = "import pyomo.environ, pandas, openpyxl, networkx, highspy"
 
 
@@ -195,7 +199,7 @@ def tiny_workbook(n_sites: int) -> dict:
     largest = max(s["max_nodes"] for s in sites)
     need = max(largest + 1, total // 2) if n_sites > 1 else largest
     project = {"name": f"oracle-{n_sites}", "gpus_required": 8 * need, "node_type": "tiny-node",
-               "objective": "min_cost", "max_oversubscription": 1, "dci_ratio": 0.125}
+               "objective": "min_cost", "max_oversubscription": 1, "dci_ratio": 0.125, **ORACLE_SCOPE}
     return {"project": project, "sites": sites, "routes": routes, "node_types": [node], "switches": switches,
             "optics": optics, "coherent": coherent,
             "amplifiers": [{"name": "amp", "power_w": 100, "price_usd": 10_000, **src}], "protocols": protocols}
