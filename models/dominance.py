@@ -209,7 +209,9 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     attach = np.array([ids.setdefault(mode.attach, len(ids)) if window else 0 for mode in modes])
     node_links: dict = {}  # node-link cable -> (cost, power, patched links) of the node links of n = 1..top nodes
     gaps: dict = {}  # (cable of A, cable of B) -> window minima of B's node links less A's (cost, power, -patched)
-    plant = (plant_rows(inputs), float(inputs.project.get("cable_in_rack_m") or 0.0))
+    # the plant rows as plain dicts: plant_bounds reads them for every cable of every mode sized
+    plant = ({role: row.to_dict() for role, row in plant_rows(inputs).items()},
+             float(inputs.project.get("cable_in_rack_m") or 0.0))
 
     def full(i: int) -> tuple[np.ndarray, ...]:
         """Cost, power and patched links of mode i for n = 1..top (cost and power infinite beyond what it can

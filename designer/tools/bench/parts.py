@@ -176,9 +176,6 @@ def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool) ->
             target = "<= 60 s, gap <= 1%"
             gap = res.data.get("gap")
             ok = status in ("optimal", "feasible") and gap is not None and gap <= 0.01 + 1e-9 and seconds <= 60
-        gap_log = work / f"{name}-gap{0.01 if label == '1%' else 1e-4:g}.log"
-        phases = res.data.get("timings") or log_phases(
-            gap_log.read_text(encoding="utf-8") if gap_log.exists() else "", seconds, res.data.get("read_s", 0.0))
         promise = float(seconds) / plan.time_limit
         table.add("c", name, f"solve() call / --time-limit ({label} run)", promise, "x", "<= 1.1",
                   verdict(promise <= 1.1), "the limit is one wall-clock budget for the whole solve", **meta)
