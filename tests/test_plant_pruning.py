@@ -60,3 +60,29 @@ def test_window_minima_match_the_definition(width):
     values[rng.random(1500) < 0.1] = np.inf
     want = np.array([values[max(0, e - width):e + 1].min() for e in range(len(values))])
     assert np.array_equal(window_min(values, width), want)
+
+
+def test_every_dropped_mode_leads_to_a_kept_one():
+    """models.dominance.prune drops a mode only for one that is kept or itself dropped for one further on
+    (dominance is transitive): following the dominating modes from any dropped mode ends at a kept one, on the
+    default example's fabrics (cable lengths per group of sites, DCI attachments)."""
+    from pathlib import Path
+
+    from designer.inputs.workbook import load_inputs
+    from designer.solve.prepare import prepare_data
+    from models.dominance import prune
+    from models.modes import enumerate_modes
+
+    inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / "default.xlsx")
+    data = prepare_data(inputs)
+    survivors, dropped = prune(enumerate_modes(inputs).modes, inputs,
+                               {s: data.site_node_limit(s) for s in data.sites})
+    kept = {mode.id for mode in survivors}
+    assert dropped and kept and not kept & set(dropped)
+    for mode_id in dropped:
+        seen = set()
+        while mode_id in dropped:
+            assert mode_id not in seen, "a cycle of dominating modes"
+            seen.add(mode_id)
+            mode_id = dropped[mode_id]
+        assert mode_id in kept
