@@ -245,12 +245,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
         return sum(site_most[s, multi] for s in order) >= job
 
     largest = [int(grid[fits].max(initial=0)) for _c, _w, fits in sized]
+    # Gb/s a site's routes carry at most (the same every round)
+    fiber_at = {s: sum(route_most_gbps(r, co) for e, r in routes.items() if s in e) for s in usable}
     site_most = {}  # (site, several sites open) -> the most nodes it holds (holds)
     for s in usable:
         by_power = min(power_cap_mw(inputs, s) * 1e6 / float(sites.loc[s, "pue"]) / node_w, limit[s])
         alone = max((largest[i] for i, mode in enumerate(modes) if s in mode.sites), default=0)
         joined = max((held_with[i] for i, mode in enumerate(modes) if s in mode.sites and mode.attach), default=0)
-        fiber = sum(route_most_gbps(r, co) for e, r in routes.items() if s in e) / max(ratio * node_bw, 1e-9)
+        fiber = fiber_at[s] / max(ratio * node_bw, 1e-9)
         site_most[s, False] = min(by_power, alone)
         site_most[s, True] = min(by_power, joined, fiber)
 
@@ -278,10 +280,9 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             # a fabric a DCI router can join holds with the routers' attachments on its leaves
             per_node = float(p["dci_ratio"]) * node_bw
             for k, s in enumerate(order):
-                fiber = sum(route_most_gbps(r, co) for e, r in routes.items() if s in e)
                 joined = max((min(int(most[i, k]), held_with[i]) for i, mode in enumerate(modes)
                               if mode.attach and s in mode.sites), default=0)
-                cap[s] = min(cap[s], int(fiber // per_node), joined)
+                cap[s] = min(cap[s], int(fiber_at[s] // per_node), joined)
         placed, left = {}, job
         for s in order:
             if left <= 0:
