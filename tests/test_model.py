@@ -525,10 +525,10 @@ def test_thread_counts_may_change_between_solves(tmp_path):
 
 
 def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
-    """A design stopped short of optimality must not carry equipment of a mode it does not use, or routers
-    at a site it does not open (the model's capex would then exceed the BOM). With the site and mode
-    choices of the optimum fixed, forcing any count of an unselected mode (or any router of a closed
-    site) to at least one leaves the model infeasible."""
+    """A design stopped short of optimality must not carry equipment of a mode it does not use, wavelengths of a
+    DCI optic a route does not use, or routers at a site it does not open (the model's capex would then exceed
+    the BOM). With the site, mode and optic choices of the optimum fixed, forcing any count of an unselected mode
+    or optic (or any router of a closed site) to at least one leaves the model infeasible."""
     from designer.solve.highs import SolveOptions as Options
     from designer.solve.highs import run_highs
     from designer.solve.prepare import prepare_data
@@ -542,6 +542,7 @@ def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
     sw16 = dict(SW64, model="sw16", port_modes="16x400", price_usd=2_000)
     sw16b = dict(sw16, model="sw16b", price_usd=1_500, power_w=900)
     book = tables(512, sites=sites, routes=routes, switches=(sw16, sw16b, SHALLOW, DEEP), max_oversubscription=2)
+    book["coherent"].append(dict(ZR, name="zr400-dearer", price_usd=6_000))  # an optic each route leaves unused
     data = prepare_data(load_inputs(write_workbook(tmp_path / "plan.xlsx", book)))
     model = build_model(data)
     set_objective(model, "cost")
@@ -551,7 +552,12 @@ def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
     counts = [var[s, i] for var in (model.su, model.leaves, model.agg, model.core) for s, i in var if (s, i) in unused]
     counts += [model.routers[s, k] for s, k in model.SK if s == "c"]
     assert {v.parent_component().name for v in counts if v.index()[0] != "c"} >= {"leaves", "agg", "core"}
-    for binary in (model.y, model.open):
+    # a route's wavelengths are continuous per DCI optic (their total is the integer): none on an optic it does not use
+    lit = {(r, c) for r, c in model.RC if round(model.x[r, c].value)}
+    assert lit and all(model.waves[r, c].value == pytest.approx(round(model.waves[r, c].value)) for r, c in lit)
+    counts += [model.waves[r, c] for r, c in model.RC if (r, c) not in lit and round(model.use[r].value)]
+    assert any(v.parent_component().name == "waves" for v in counts)
+    for binary in (model.y, model.open, model.x):
         for v in binary.values():
             v.fix(round(v.value))
     for var in counts:

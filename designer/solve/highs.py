@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -40,6 +41,15 @@ class Outcome:
     highs_seconds: float = 0.0  # HiGHS's own run time, without Pyomo's translation
     stop: str = ""  # no_solution and failed: why HiGHS stopped without a design, in words
 
+
+# HiGHS's threads when --threads is not given. Its MIP search runs on one worker (HiGHS 1.15) whatever the count,
+# but its root starts an analytic centre (an interior-point solve of the whole LP, 200 iterations, no time limit,
+# hard-coded in HighsMipSolverData::evaluateRootNode) as a task that runs beside the cut loop only when a second
+# thread exists; with one, the root waits for it (26 s of the 50-site bench instance's first 52 s, past the time
+# limit and the guard's cancel; 6.5 s with two, and two more cut rounds in 60 s). The LP solves stay serial
+# (parallel "off"): the parallel dual simplex beside the analytic centre took that root's first LP from 12 to 35 s.
+THREADS = min(2, os.cpu_count() or 1)
+_scheduler_threads: int | None = None  # the thread count of HiGHS's scheduler in this process
 
 GUARD = 0.05  # HiGHS is stopped at its time limit plus this share of it (and 0.5 s) when it has not stopped itself
 
@@ -168,10 +178,13 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
             config["solver_options"]["objective_target"] = limit
     if options.time_limit is not None:
         config["time_limit"] = options.time_limit
-    if options.threads:
-        config["threads"] = options.threads
+    config["threads"] = threads = options.threads or THREADS
+    config["solver_options"]["parallel"] = "off"  # see THREADS
+    global _scheduler_threads
+    if threads != _scheduler_threads:
         # HiGHS keeps one thread scheduler per process and refuses a run asking for another thread count.
         highspy.Highs.resetGlobalScheduler(True)
+        _scheduler_threads = threads
     began = time.perf_counter()
     res = solver.solve(model, **config)
     seconds = time.perf_counter() - began
