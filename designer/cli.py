@@ -231,7 +231,7 @@ def cmd_solve(args) -> int:
     from designer.audit.resilience import resilience
     from designer.errors import AuditFailure, Infeasible
     from designer.inputs.workbook import load_inputs
-    from designer.outputs.cabling import write_fabric_files
+    from designer.outputs.cabling import site_graphs, write_cabling, write_graphml
     from designer.outputs.handoff import write_handoffs
     from designer.outputs.export import beside, check_output_folder, write_outputs
     from designer.outputs.report import write_infeasible, write_reports
@@ -269,8 +269,17 @@ def cmd_solve(args) -> int:
         explain(inputs, solution, SolveOptions(mip_gap=args.mip_gap, threads=args.threads), say)
 
     def extra(stage, solution):
-        with beside(write_reports, stage, solution):
-            write_handoffs(solution, write_fabric_files(stage, solution), stage)
+        # the site graphs built once, before the fork; fabric.graphml and the report in the forked process,
+        # cabling.csv and the handoffs in this one (a 1M-GPU design's writing 46 s -> 37 s)
+        graphs = site_graphs(solution)
+
+        def report_and_graph():
+            write_graphml(solution, stage / "fabric.graphml", graphs)
+            return write_reports(stage, solution)
+
+        with beside(report_and_graph):
+            write_cabling(solution, stage / "cabling.csv", graphs)
+            write_handoffs(solution, graphs, stage)
 
     solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {}), "audit_s": audit_s}
     say("writing the outputs")

@@ -112,7 +112,7 @@ def test_a_symlinked_folder_is_written_where_it_points(earlier, tmp_path):
 
 WRITERS = ["designer.outputs.export.write_json", "designer.outputs.export.write_bom_csv",
            "designer.outputs.export.write_xlsx", "designer.outputs.report.write_reports",
-           "designer.outputs.cabling.write_fabric_files"]
+           "designer.outputs.cabling.write_cabling", "designer.outputs.cabling.write_graphml"]
 
 
 @pytest.mark.parametrize("writer", WRITERS, ids=lambda w: w.rsplit(".", 1)[1])

@@ -28,7 +28,7 @@ from designer.audit.flows import worst_path
 from designer.audit.resilience import resilience, summary_lines
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
-from designer.outputs.cabling import write_fabric_files
+from designer.outputs.cabling import write_cabling, write_graphml
 from designer.solve.run import SolveOptions, solve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -442,7 +442,7 @@ def test_intersite_graph(two_sites):
 # --------------------------------------------------------------------------------------------------
 
 def test_cabling_lists_every_link_port_to_port(tmp_path, two_sites):
-    write_fabric_files(tmp_path, two_sites)
+    write_cabling(two_sites, tmp_path / "cabling.csv")
     with open(tmp_path / "cabling.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     fabric_links = sum(lk["count"] for s in two_sites["sites"] for lk in s["fabric_links"])
@@ -467,7 +467,7 @@ def test_cabling_lists_every_link_port_to_port(tmp_path, two_sites):
 
 
 def test_graphml_round_trips(tmp_path, one_su):
-    write_fabric_files(tmp_path, one_su)
+    write_graphml(one_su, tmp_path / "fabric.graphml")
     graph = nx.read_graphml(tmp_path / "fabric.graphml")
     built = build_site_graph("dc1", one_su)
     assert set(graph.nodes) == set(built.nodes)

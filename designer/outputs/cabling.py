@@ -285,11 +285,3 @@ def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
         whole.add_nodes_from((n, {k: v for k, v in d.items() if k in GRAPHML_NODE}) for n, d in graph.nodes(data=True))
         whole.add_edges_from((u, v, {k: d[k] for k in GRAPHML_EDGE}) for u, v, d in graph.edges(data=True))
     write_graphml_file(whole, path)
-
-
-def write_fabric_files(stage: Path, solution: dict) -> list[nx.Graph]:
-    """cabling.csv and fabric.graphml into an output folder, from one build of the site graphs (returned)."""
-    graphs = site_graphs(solution)
-    write_cabling(solution, Path(stage) / "cabling.csv", graphs)
-    write_graphml(solution, Path(stage) / "fabric.graphml", graphs)
-    return graphs
