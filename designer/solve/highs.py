@@ -45,9 +45,9 @@ class Outcome:
 # HiGHS's threads when --threads is not given. Its MIP search runs on one worker (HiGHS 1.15) whatever the count,
 # but its root starts an analytic centre (an interior-point solve of the whole LP, 200 iterations, no time limit,
 # hard-coded in HighsMipSolverData::evaluateRootNode) as a task that runs beside the cut loop only when a second
-# thread exists; with one, the root waits for it (26 s of the 50-site bench instance's first 52 s, past the time
-# limit and the guard's cancel; 6.5 s with two, and two more cut rounds in 60 s). The LP solves stay serial
-# (parallel "off"): the parallel dual simplex beside the analytic centre took that root's first LP from 12 to 35 s.
+# thread exists; with one, the root waits for it (28 s of the 50-site bench instance's first 54 s, past the time
+# limit and the guard's cancel; 7.5 s with two, and three more cut rounds in 60 s). The LP solves stay serial
+# (parallel "off"), as on one thread: the second core is the analytic centre's.
 THREADS = min(2, os.cpu_count() or 1)
 _scheduler_threads: int | None = None  # the thread count of HiGHS's scheduler in this process
 
