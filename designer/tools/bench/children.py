@@ -59,8 +59,12 @@ def child_highspy(mps: str, gap: float, limit: float) -> dict:
     """highspy alone on an exported model: readModel + run with the same gap and time limit."""
     import highspy
 
+    from designer.solve.highs import THREADS
+
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", THREADS)  # the solve's thread use (designer.solve.highs.THREADS)
+    h.setOptionValue("parallel", "off")
     h.setOptionValue("mip_rel_gap", gap)
     h.setOptionValue("time_limit", float(limit))
     start = time.perf_counter()
