@@ -305,12 +305,15 @@ def test_ctrl_c_while_the_outputs_are_written_exits_130_with_the_folder_as_it_wa
 
 def test_ctrl_c_stops_a_parallel_sweep_promptly_with_the_folder_as_it_was(earlier):
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) once the first of 12 scenarios is done:
-    the running scenarios stop and the queued ones do not start (the rest of the grid takes far longer)."""
+    the running scenarios stop and the queued ones do not start. The stop takes less than the first scenario
+    took (or 10 s, where that was quicker): the other 11 on two workers take several times that. (A fixed
+    10 s failed once under the full suite's load, which doubles every scenario's time: 12 s.)"""
     out, _ = earlier
     before = snapshot(out)
     budgets = ",".join(str(4_100_000_000 + k * 100_000_000) for k in range(12))
     args = [sys.executable, "-m", "designer.cli", "sweep", str(ROOT / "data" / "examples" / "default.xlsx"),
             "--vary", f"budget_usd={budgets}", "-o", str(out), "--workers", "2"]
+    started = time.monotonic()
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     for line in proc.stderr:
@@ -318,8 +321,9 @@ def test_ctrl_c_stops_a_parallel_sweep_promptly_with_the_folder_as_it_was(earlie
             os.killpg(proc.pid, signal.SIGINT)
             break
     began = time.monotonic()
+    first = began - started
     assert proc.wait(timeout=300) == cli.EXIT_INTERRUPTED, proc.stderr.read()
-    assert time.monotonic() - began < 10
+    assert time.monotonic() - began < max(10.0, first), f"the first scenario took {first:.1f} s"
     assert snapshot(out) == before
     assert not leftovers(out)
 
