@@ -492,7 +492,7 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
     import designer
     from designer.inputs.echo import inputs_echo
     from designer.solve.extract import SCHEMA_VERSION, pyomo_version
-    from designer.solve.highs import THREADS
+    from designer.solve.highs import SolveOptions
 
     diagnosis = exc.details.get("diagnosis")
     return {
@@ -505,7 +505,7 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
         "training": None, "modes": exc.details.get("modes"), "notes": [],
         "solver": {"name": "highs", "pyomo_version": pyomo_version(),
                    "version": f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}",
-                   "designer_version": designer.__version__, "threads": getattr(options, "threads", None) or THREADS,
+                   "designer_version": designer.__version__, "threads": (options or SolveOptions()).highs_threads,
                    "time_limit": getattr(options, "time_limit", None),
                    "mip_gap_target": getattr(options, "mip_gap", None),
                    "termination": exc.details.get("termination"), "bound_usd": None},

@@ -15,7 +15,6 @@ import designer
 from designer.formats import money
 from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
-from designer.solve.highs import THREADS
 from designer.solve.spares import spare_lines
 from designer.solve.training import training_block
 from models.modes import hall_nodes, pool_gbps, power_cap_mw, site_floor, site_layout_of, site_rack_kw
@@ -226,7 +225,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         "workload": workload_estimate(data, open_sites, links_out),
         "solver": {
             "name": "highs", "version": highs_version(), "pyomo_version": pyomo_version(),
-            "designer_version": designer.__version__, "threads": options.threads or THREADS,
+            "designer_version": designer.__version__, "threads": options.highs_threads,
             "time_limit": options.time_limit, "mip_gap_target": options.mip_gap,
             "termination": outcome.termination, "bound_usd": outcome.bound,
         },

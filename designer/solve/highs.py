@@ -27,6 +27,11 @@ class SolveOptions:
     diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
     rens: bool = False  # HiGHS's RENS heuristic (see _run_highs): on where the first design is what counts
 
+    @property
+    def highs_threads(self) -> int:
+        """The threads HiGHS runs with: ``threads``, else THREADS."""
+        return self.threads or THREADS
+
 
 @dataclass
 class Outcome:
@@ -178,7 +183,7 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
             config["solver_options"]["objective_target"] = limit
     if options.time_limit is not None:
         config["time_limit"] = options.time_limit
-    config["threads"] = threads = options.threads or THREADS
+    config["threads"] = threads = options.highs_threads
     config["solver_options"]["parallel"] = "off"  # see THREADS
     global _scheduler_threads
     if threads != _scheduler_threads:
