@@ -108,14 +108,33 @@ class ModelData:
             return self.node_limit(s, i)
         return min(self.modes[i].node_cap, self.node_limit(s, i) + self.most_attachments(s))
 
+    def pairs(self) -> list[tuple[str, int]]:
+        """The (site, mode) pairs the model offers: the mode's cables are the site's, and its intra-site
+        all-reduce bound is within the workload's step (when a workload is given)."""
+        return [(s, i) for s in self.sites for i in range(len(self.modes)) if s in self.modes[i].sites
+                and (self.workload is None or self.intra_s[s, i] <= self.workload["t_max_s"])]
+
+    def site_most_gpus(self) -> dict[str, int]:
+        """Most GPUs each site holds in any mode it is offered."""
+        most = dict.fromkeys(self.sites, 0)
+        for s, i in self.pairs():
+            most[s] = max(most[s], self.node_limit(s, i))
+        gpn = int(self.node["gpus_per_node"])
+        return {s: gpn * n for s, n in most.items()}
+
+    def most_gpus(self) -> int:
+        """Most GPUs any design holds: the max_sites sites that hold the most, each at its most (a bound that
+        needs no solve: below gpus_required, no design exists)."""
+        most = sorted(self.site_most_gpus().values(), reverse=True)
+        limit = self.inputs.project.get("max_sites")
+        return sum(most[:int(limit)] if limit is not None else most)
+
     def single_site_possible(self) -> bool:
         """Whether any one site could hold the whole job (else more than one site must open)."""
         if int(self.inputs.project.get("min_sites") or 1) > 1:
             return False
         need = int(self.inputs.project["gpus_required"])
-        gpn = int(self.node["gpus_per_node"])
-        return any(gpn * max((self.node_limit(s, i) for i in range(len(self.modes)) if s in self.modes[i].sites),
-                             default=0) >= need for s in self.sites)
+        return any(gpus >= need for gpus in self.site_most_gpus().values())
 
     @property
     def support(self) -> list[str]:
@@ -207,8 +226,7 @@ def define_sets(m, data: ModelData) -> None:
     routes."""
     m.S = pyo.Set(initialize=data.sites, ordered=True)
     m.M = pyo.Set(initialize=range(len(data.modes)), ordered=True)
-    pairs = [(s, i) for s in data.sites for i in range(len(data.modes)) if s in data.modes[i].sites
-             and (data.workload is None or data.intra_s[s, i] <= data.workload["t_max_s"])]
+    pairs = data.pairs()
     m.SM = pyo.Set(initialize=pairs, dimen=2)
     m.modes_at = {s: [i for t, i in pairs if t == s] for s in data.sites}
     m.SM_su = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM

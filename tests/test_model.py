@@ -581,12 +581,42 @@ def test_time_limit_covers_every_highs_run_of_a_solve(tmp_path, monkeypatch):
     real = run.run_highs
     monkeypatch.setattr(run, "run_highs", recording)
     start = time.perf_counter()
-    inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", tables(512, objective="min_latency")))
+    fast = dict(SW64, model="fast", latency_ns=50, price_usd=30_000)  # a faster level that holds the job
+    book = tables(512, switches=(SW64, fast), objective="min_latency")
+    inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", book))
     solve(inputs, SolveOptions(time_limit=30))
     assert len(given) >= 2
     for at, limit in given:
         assert limit == pytest.approx(30 - (at - start), abs=0.5)
     assert [limit for _, limit in given] == sorted((limit for _, limit in given), reverse=True)
+
+
+def test_latency_level_that_cannot_hold_the_job_needs_no_solve(tmp_path, monkeypatch):
+    """min_latency: a level whose modes hold fewer GPUs than gpus_required (ModelData.most_gpus: each site at
+    its most, the max_sites largest) is ruled out without a HiGHS run. 128 nodes: a one-switch rail (64 ports,
+    1.43 us) holds 64 nodes, 512 GPUs; the design is the 2-tier one, as before."""
+    import designer.solve.run as run
+
+    runs, said = [], []
+    real = run.run_highs
+    monkeypatch.setattr(run, "run_highs", lambda *a, **kw: runs.append(1) or real(*a, **kw))
+    inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", tables(1024, objective="min_latency")))
+    sol = solve(inputs, SolveOptions(mip_gap=1e-9, progress=said.append))
+    assert sol["status"] == "optimal" and opened(sol)["s1"]["nodes"] == 128
+    assert [t["tier"] for t in opened(sol)["s1"]["tiers"]] == ["leaf", "spine"]
+    probes = [m for m in said if m.startswith("latency level")]
+    assert "latency level 1.430 us: infeasible (its modes hold 512 GPUs at most)" in probes
+    assert len(runs) == 1 + sum("GPUs at most" not in m for m in probes)
+
+
+def test_most_gpus_counts_the_largest_sites_max_sites_allows(tmp_path):
+    """Two sites of 10 and 30 nodes of 8 GPUs: 320 GPUs at most with max_sites 2, 240 with max_sites 1."""
+    from designer.solve.prepare import prepare_data
+
+    for max_sites, most in ((2, 320), (1, 240)):
+        book = tables(4096, sites=[site("a", max_nodes=10), site("b", max_nodes=30)], max_sites=max_sites)
+        data = prepare_data(load_inputs(write_workbook(tmp_path / f"m{max_sites}.xlsx", book)))
+        assert data.site_most_gpus() == {"a": 80, "b": 240} and data.most_gpus() == most
 
 
 def test_clock_runs_out():

@@ -222,7 +222,7 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
     """min_latency: the least latency level L (among the modes' worst-case latencies) at which a design
     exists using only modes at or below L, the top level being known feasible. Feasibility is monotone
     in L, so a binary search needs log2(levels) feasibility solves over small models (HiGHS stops at the
-    first design within the budget). Returns (L, proven); proven is False when a probe hit the limits
+    first design within the budget; none where the level's modes cannot hold gpus_required, ModelData.most_gpus). Returns (L, proven); proven is False when a probe hit the limits
     without a verdict or the clock ran out (L is then the least level known to be feasible). ``levels_data``: the
     inputs' modes pruned with the latency as a criterion (prepared here when not given), each probe's modes
     those at or below its level (designer.solve.prepare.at_most)."""
@@ -235,6 +235,9 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
         nonlocal proven
         capped = at_most(levels_data, level)
         if not capped.modes:
+            return False
+        if capped.most_gpus() < int(inputs.project["gpus_required"]):
+            say(f"latency level {level:.3f} us: infeasible (its modes hold {capped.most_gpus():,} GPUs at most)")
             return False
         timed = clock.left(probe_options)
         if timed is None:
