@@ -501,3 +501,21 @@ def test_resilience_in_the_design_workbook(tmp_path, one_su, monkeypatch):
     rows = list(sheet.iter_rows(values_only=True))
     assert rows[0][:3] == ("scope", "failure", "device")
     assert ("dc1", "most loaded spine", "dc1-spine-01", 51200, 38400, 0.75) == rows[2][:6]
+
+
+def test_memo_keeps_the_newest_within_its_budget():
+    from designer.audit.fabric import Memo
+    made = []
+    memo = Memo(10, weigh=len)
+
+    def get(key: str) -> str:
+        return memo.get(key, lambda: made.append(key) or key * 4)
+
+    get("a"), get("b")  # weights 4 + 4
+    get("a")  # used again: "b" is now the oldest
+    get("c")  # 12 > 10: "b" goes
+    assert list(memo.values) == ["a", "c"] and memo.total == 8
+    get("a"), get("c")
+    assert made == ["a", "b", "c"]  # both were kept
+    memo.get("big", lambda: "x" * 50)  # over the budget alone: kept, everything older dropped
+    assert list(memo.values) == ["big"] and memo.total == 50

@@ -120,3 +120,23 @@ def test_rail_only_drawn_and_measured_per_rail(rail_only):
     assert "Per rail: 4 leaf, 2 spine (x 8 rails)." in md
     assert "| s1 | 204.8 Tb/s | 25.6 Tb/s x 8 rails | most loaded spine |" in md
     assert "cross the node's NVLink" in md or "crosses the node's NVLink" in md
+
+
+def test_cabling_rows_that_start_like_a_formula_are_quoted_in_any_batch():
+    import io
+
+    from designer.outputs.cabling import COLUMNS, LINKS, write_rows
+    plain = ["dc", "dc-leaf-01", "p1", "whole cage", "dc-spine-01", "p1", "whole cage", 400, "item", "aoc", 10.0,
+             "in-row", 1, "dc-r01-01", "dc-net-spine", "dc-c0000001"]
+    hostile = list(plain)
+    hostile[0], hostile[8], hostile[LINKS] = "=cmd", "@SUM(A1)", 3
+    quoted = list(plain)
+    quoted[8] = "a, -b"  # no cell starts like a formula, though ", -" follows a comma in the text
+    rows = [plain] * 5 + [hostile] + [quoted] * 3
+    out = io.StringIO()
+    assert write_rows(out, rows, batch=4) == 5 + 3 + 3
+    read = list(csv.reader(io.StringIO(out.getvalue())))
+    assert len(read) == len(rows) and all(len(r) == len(COLUMNS) for r in read)
+    assert read[5][0] == "'=cmd" and read[5][8] == "'@SUM(A1)"
+    assert read[6][8] == "a, -b" and read[0] == read[4] == [str(v) for v in plain]
+    assert not any(cell[:1] in "=+-@\t\r" for row in read for cell in row)

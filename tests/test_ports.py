@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from designer.audit.checks import Catalog, audit, check_ports
-from designer.audit.fabric import build_site_graph
+from designer.audit.fabric import build_site_graph, port_names
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
 from designer.outputs.cabling import fabric_rows
@@ -69,6 +69,22 @@ def test_uplinks_at_another_speed_start_on_the_next_cage():
     ups = [r[2] for r in fabric_rows(graph, design, group=False) if r[1] == "dc-leaf-01"]
     assert ups == ["p3/1", "p3/2", "p3/3", "p3/4", "p4/1", "p4/2", "p4/3", "p4/4"]
     assert check_ports(design["sites"][0], graph, Catalog(design["inputs"]), design) == []
+
+
+@pytest.mark.parametrize("up", [False, True])
+@pytest.mark.parametrize("down, gbps", [((3, 400), 400), ((3, 400), 200), ((5, 200), 800), ((0, 400), 200),
+                                        ((16, 200), 200)])
+def test_port_names_are_the_ports_port_places(down, gbps, up):
+    # cabling.csv names a run of links from its origin: the same cages and lanes as Catalog.port link by link
+    cat = Catalog(leaf_spine(4, 1, 1, (4, 400), (4, 400), (4, 400))["inputs"])
+    switch = {"model": "s", "down_ports": down[0], "down_gbps": down[1]}
+    origin = cat.port_origin(switch, up, gbps)
+    expected = []
+    for k in range(1, 13):
+        cage, lane, lanes = cat.port(switch, up, k, gbps)
+        expected.append(f"p{cage}" if lanes == 1 else f"p{cage}/{lane}")
+    assert port_names(origin, 1, 12) == expected
+    assert port_names(origin, 1, 5) + port_names(origin, 6, 7) == expected
 
 
 def test_audit_fails_a_switch_short_of_cages():

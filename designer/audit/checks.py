@@ -10,8 +10,8 @@ the workbook and audits against the workbook's tables.
 from __future__ import annotations
 
 import copy
-import functools
 import math
+import weakref
 from collections import Counter, defaultdict
 
 import networkx as nx
@@ -299,8 +299,20 @@ def check_bisection(entry, graph, cat, design) -> list[str]:
     return out
 
 
-@functools.lru_cache(maxsize=4)
+#: device_items of each graph alive (with the Catalog it was counted for): the audit and optics_per_device ask for
+#: every site's twice or more
+ITEMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def device_items(graph, cat) -> tuple[Counter, Counter]:
+    """count_device_items(graph, cat), counted once per graph and catalog."""
+    held = ITEMS.get(graph)
+    if held is None or held[0] is not cat:
+        held = ITEMS[graph] = (cat, count_device_items(graph, cat))
+    return held[1]
+
+
+def count_device_items(graph, cat) -> tuple[Counter, Counter]:
     """(links per tier, cables or modules per (device, item)) in the graph; a device is a switch's name or
     ("node", k). A cable is counted at its lower end, a 1:k splitter cable at its switch end as a twin-port
     module is, a single-link transceiver at each end. A twin-port module

@@ -79,14 +79,31 @@ class Catalog:
         """(cage, lane, lanes a cage) of a switch's k-th (from 1) down or up link at ``gbps``. Down links fill
         cages from the first, a lane at a time; up links follow the declared down ports (``down_ports`` at
         ``down_gbps``): in the same cages' lanes at the same speed, else from the next free cage."""
+        offset, before, per_cage = self.port_origin(switch, up, gbps)
+        slot = before + k
+        return offset + (slot - 1) // per_cage + 1, (slot - 1) % per_cage + 1, per_cage
+
+    def port_origin(self, switch: dict, up: bool, gbps: int) -> tuple[int, int, int]:
+        """(cages before the first, lanes taken before the first, lanes a cage) of a switch's down or up links at
+        ``gbps`` (``port``)."""
         model, down, down_gbps = switch["model"], int(switch["down_ports"]), int(switch["down_gbps"] or gbps)
         per_cage = self.lanes(model, gbps)
-        offset, slot = 0, k
         if up and gbps == down_gbps:
-            slot += down
-        elif up:
-            offset = -(-down // self.lanes(model, down_gbps))
-        return offset + -(-slot // per_cage), (slot - 1) % per_cage + 1, per_cage
+            return 0, down, per_cage
+        if up:
+            return -(-down // self.lanes(model, down_gbps)), 0, per_cage
+        return 0, 0, per_cage
+
+
+def port_names(origin: tuple[int, int, int], first: int, count: int) -> list[str]:
+    """The names of a switch's ``count`` links of one kind from the ``first``-th on (from 1), as Catalog.port places
+    them from their ``origin`` (Catalog.port_origin): ``p<cage>``, or ``p<cage>/<lane>`` where a cage holds more than
+    one link."""
+    offset, before, per_cage = origin
+    slots = range(before + first - 1, before + first - 1 + count)  # from 0
+    if per_cage == 1:
+        return [f"p{offset + s + 1}" for s in slots]
+    return [f"p{offset + s // per_cage + 1}/{s % per_cage + 1}" for s in slots]
 
 
 def device_prefix(site: str) -> str:
@@ -111,22 +128,32 @@ def share(count: int, parts: int, k: int) -> int:
 
 
 class Memo:
-    """The last ``size`` values of a function by a key (oldest dropped first)."""
+    """Values of a function by a key: the most recently used are kept while their total weight (``weigh`` of each,
+    1 by default) is within ``budget``, the oldest dropped first; the newest is always kept."""
 
-    def __init__(self, size: int):
-        self.size, self.values = size, OrderedDict()
+    def __init__(self, budget: int, weigh=lambda value: 1):
+        self.budget, self.weigh = budget, weigh
+        self.values, self.weights, self.total = OrderedDict(), {}, 0
 
     def get(self, key, make):
         if key in self.values:
             self.values.move_to_end(key)
             return self.values[key]
         value = self.values[key] = make()
-        if len(self.values) > self.size:
-            self.values.popitem(last=False)
+        self.weights[key] = self.weigh(value)
+        self.total += self.weights[key]
+        while self.total > self.budget and len(self.values) > 1:
+            old, _ = self.values.popitem(last=False)
+            self.total -= self.weights.pop(old)
         return value
 
 
-GRAPHS, CATALOGS = Memo(16), Memo(4)
+#: site graphs by content, weighed by nodes + edges (~330 bytes each): a budget of 2M keeps every site of a
+#: 1M-GPU design (1.14M over 22 sites, ~360 MB) for the audit, the resilience figures and the writers, which
+#: would otherwise rebuild each one several times (a count-limited memo smaller than the open sites drops
+#: every graph before it is asked for again)
+GRAPHS = Memo(2_000_000, weigh=lambda graph: graph.number_of_nodes() + graph.number_of_edges())
+CATALOGS = Memo(4)
 
 
 def fingerprint(value) -> str:

@@ -26,7 +26,9 @@ a route (``<a>--<b>-w00001``).
 from __future__ import annotations
 
 import csv
+import io
 import itertools
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -38,6 +40,7 @@ from designer.audit.fabric import (
     catalog,
     device_prefix,
     members,
+    port_names,
     site_graph,
 )
 from designer.audit.flows import RANK
@@ -52,6 +55,10 @@ GROUP_ABOVE = 2_000_000
 GRAPHML_NODE = ("role", "model", "ports", "site", "plane", "network", "pod", "rail", "su")
 GRAPHML_EDGE = ("count", "gbps", "tier", "item")
 FORMULA_FIRST = frozenset(FORMULA_STARTS)  # each of them one character
+#: a CSV cell, quoted or not, that starts like a formula: the text's first (FORMULA_CELL.match) or one after a comma
+#: or a line's end (FORMULA_LATER.search)
+FORMULA_CELL = re.compile("\"?[" + re.escape("".join(FORMULA_STARTS)) + "]")
+FORMULA_LATER = re.compile("[\n,]\"?[" + re.escape("".join(FORMULA_STARTS)) + "]")
 LENGTH_CLASSES = ((5, "in-rack"), (30, "in-row"), (100, "data hall"), (2000, "campus"), (120_000, "metro dwdm"))
 
 
@@ -68,17 +75,29 @@ def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
     graphs = site_graphs(solution) if graphs is None else graphs
     rows = sum(e["count"] for g in graphs for *_, e in g.edges(data=True))
     group = rows > GROUP_ABOVE
-    links = 0
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        for graph in graphs:
-            for row in fabric_rows(graph, solution, group):
-                writer.writerow(csv_row(row))
-                links += row[LINKS]
-        for row in coherent_rows(solution):
-            writer.writerow(csv_row(row))
-            links += 1
+        csv.writer(handle).writerow(COLUMNS)
+        links = sum(write_rows(handle, fabric_rows(graph, solution, group)) for graph in graphs)
+        return links + write_rows(handle, coherent_rows(solution))
+
+
+def write_rows(handle, rows, batch: int = 20_000) -> int:
+    """Write rows as CSV a batch at a time; returns the links they list. A batch whose text has a cell that starts
+    like a formula (FORMULA_CELL, FORMULA_LATER: they may also match where none does) is written again through csv_row."""
+    rows, links = iter(rows), 0
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    while chunk := list(itertools.islice(rows, batch)):
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerows(chunk)
+        text = buffer.getvalue()
+        if FORMULA_CELL.match(text) or FORMULA_LATER.search(text):
+            buffer.seek(0)
+            buffer.truncate()
+            writer.writerows(map(csv_row, chunk))
+        handle.write(buffer.getvalue())
+        links += sum(row[LINKS] for row in chunk)
     return links
 
 
@@ -126,47 +145,60 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     prefix = device_prefix(site)
     floor = Floor(graph, entry)
     cat = catalog(solution)
-    taken = defaultdict(int)
-    cables = iter(range(1, 1 << 62))
+    nodes = dict(graph.nodes(data=True))
+    rank = {n: RANK[d["role"]] for n, d in nodes.items()}
+    racks = {n: floor.rack(n) for n, d in nodes.items() if d["role"] != "endpoints"}
+    taken: dict[tuple, int] = defaultdict(int)
+    origins: dict[tuple, tuple] = {}
+    shares: dict[tuple, str] = {}
+    classes: dict[float, str] = {}
+    cables = itertools.count(1)
 
-    def port(switch: str, up: bool, e: dict) -> str:
-        taken[switch, up] += 1
-        cage, lane, lanes = cat.port(graph.nodes[switch], up, taken[switch, up], e["gbps"])
-        return f"p{cage}" if lanes == 1 else f"p{cage}/{lane}"
+    def ports(switch: str, up: bool, e: dict, count: int) -> list[str]:
+        first = taken[switch, up] + 1
+        taken[switch, up] += count
+        key = (switch, up, e["gbps"])
+        if key not in origins:
+            origins[key] = cat.port_origin(nodes[switch], up, e["gbps"])
+        return port_names(origins[key], first, count)
 
     def share(switch: str, e: dict) -> str:
-        return share_of(cat.lanes(graph.nodes[switch]["model"], e["gbps"]), e, cat)
+        key = (nodes[switch]["model"], e["gbps"], e["item"], e["kind"])
+        if key not in shares:
+            shares[key] = share_of(cat.lanes(key[0], e["gbps"]), e, cat)
+        return shares[key]
 
-    def cable_id() -> str:
-        return f"{prefix}-c{next(cables):07d}"
+    def cable_ids(count: int) -> list[str]:
+        return [f"{prefix}-c{k:07d}" for k in itertools.islice(cables, count)]
 
     for u, v, e in graph.edges(data=True):
-        low, high = sorted((u, v), key=lambda n: RANK[graph.nodes[n]["role"]])
-        common = [e["gbps"], e["item"], e["kind"], e["length_m"], length_class(e["length_m"])]
-        high_share, high_rack = share(high, e), floor.rack(high)
-        if graph.nodes[low]["role"] == "endpoints":
-            nodes = members(graph, low, graph.graph["rails"])
+        low, high = (u, v) if rank[u] <= rank[v] else (v, u)
+        metres = e["length_m"]
+        if metres not in classes:
+            classes[metres] = length_class(metres)
+        common = [e["gbps"], e["item"], e["kind"], metres, classes[metres]]
+        high_share, high_rack = share(high, e), racks[high]
+        if nodes[low]["role"] == "endpoints":
+            nics = members(graph, low, graph.graph["rails"])
             if group:
-                first = port(high, False, e)
-                for _ in range(e["count"] - 1):
-                    last = port(high, False, e)
-                racks = f"{floor.node_rack(nodes[0][0])}..{floor.node_rack(nodes[-1][0])}"
-                yield [site, low, "", "", high, f"{first}-{last}" if e["count"] > 1 else first, high_share,
-                       *common, e["count"], racks, high_rack, cable_id()]
+                names = ports(high, False, e, e["count"])
+                span = f"{names[0]}-{names[-1]}" if e["count"] > 1 else names[0]
+                yield [site, low, "", "", high, span, high_share, *common, e["count"],
+                       f"{floor.node_rack(nics[0][0])}..{floor.node_rack(nics[-1][0])}", high_rack, *cable_ids(1)]
                 continue
-            for node, nic in nodes:
-                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", "", high, port(high, False, e),
-                       high_share, *common, 1, floor.node_rack(node), high_rack, cable_id()]
+            for (node, nic), port, cable in zip(nics, ports(high, False, e, len(nics)), cable_ids(len(nics))):
+                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", "", high, port, high_share, *common,
+                       1, floor.node_rack(node), high_rack, cable]
             continue
-        mesh = e["tier"] == "leaf_leaf"
-        low_share, low_rack = share(low, e), floor.rack(low)
-        for _ in range(e["count"]):
-            yield [site, low, port(low, True, e), low_share, high, port(high, mesh, e), high_share, *common, 1,
-                   low_rack, high_rack, cable_id()]
+        count, mesh = e["count"], e["tier"] == "leaf_leaf"
+        low_share, low_rack = share(low, e), racks[low]
+        for low_port, high_port, cable in zip(ports(low, True, e, count), ports(high, mesh, e, count),
+                                              cable_ids(count)):
+            yield [site, low, low_port, low_share, high, high_port, high_share, *common, 1, low_rack, high_rack, cable]
     for router, model, router_port, leaf, e in attachment_links(graph, entry, solution, cat):
-        yield [site, router, router_port, share_of(cat.lanes(model, e["gbps"]), e, cat), leaf, port(leaf, False, e),
-               share(leaf, e), e["gbps"], e["item"], e["kind"], e["length_m"], length_class(e["length_m"]), 1,
-               f"{prefix}-net-dci", floor.rack(leaf), cable_id()]
+        yield [site, router, router_port, share_of(cat.lanes(model, e["gbps"]), e, cat), leaf,
+               *ports(leaf, False, e, 1), share(leaf, e), e["gbps"], e["item"], e["kind"], e["length_m"],
+               length_class(e["length_m"]), 1, f"{prefix}-net-dci", racks[leaf], *cable_ids(1)]
 
 
 def share_of(lanes: int, e: dict, cat: Catalog) -> str:
