@@ -519,3 +519,30 @@ def test_memo_keeps_the_newest_within_its_budget():
     assert made == ["a", "b", "c"]  # both were kept
     memo.get("big", lambda: "x" * 50)  # over the budget alone: kept, everything older dropped
     assert list(memo.values) == ["big"] and memo.total == 50
+
+
+def test_distinct_networks_are_split_once_a_graph_and_let_it_go():
+    import gc
+    import weakref
+
+    from designer.audit.flows import NETWORKS, distinct_networks
+
+    def network(k: int) -> list[tuple]:
+        return [(f"l{k}", {"network": k, "role": "leaf", "model": "m", "ports": 2}),
+                (f"s{k}", {"network": k, "role": "spine", "model": "m", "ports": 2})]
+
+    planes = nx.Graph()
+    for k in (0, 1):
+        planes.add_nodes_from(network(k))
+        planes.add_edge(f"l{k}", f"s{k}", tier="leaf_spine", count=2)
+    first = distinct_networks(planes)
+    assert [(sorted(sub.nodes), copies) for sub, copies in first] == [(["l0", "s0"], 2)]
+    assert distinct_networks(planes) is first  # split once
+    one = nx.Graph()
+    one.add_nodes_from(network(0))
+    assert distinct_networks(one) == [(one, 1)]
+    held = len(NETWORKS)
+    ref = weakref.ref(one)
+    del one
+    gc.collect()
+    assert ref() is None and len(NETWORKS) == held - 1  # the cache does not keep a graph alive

@@ -9,6 +9,7 @@ uniformly striped 100k-GPU fabric reduces to a few thousand nodes.
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -186,13 +187,27 @@ def most_loaded(net: nx.Graph, role: str) -> tuple[float, str] | None:
     return max(loads, key=lambda x: x[0]) if loads else None
 
 
+#: distinct_networks of each graph alive
+NETWORKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def distinct_networks(graph: nx.Graph) -> list[tuple[nx.Graph, int]]:
-    """The site's networks (planes, rails) as (one subgraph, number of identical copies)."""
+    """The site's networks (planes, rails) as (one subgraph, number of identical copies), found once per graph
+    (the audit's checks and the resilience figures each ask; the graph and the subgraphs are only read)."""
+    if graph not in NETWORKS:
+        NETWORKS[graph] = split_networks(graph)
+    held = NETWORKS[graph]
+    return [(graph, 1)] if held is None else held
+
+
+def split_networks(graph: nx.Graph) -> list[tuple[nx.Graph, int]] | None:
+    """distinct_networks of a graph, None when the graph is one network (kept apart from the graph it is
+    held for: NETWORKS holds it by a weak key)."""
     members: dict[int, list] = defaultdict(list)
     for n, d in graph.nodes(data=True):
         members[d["network"]].append(n)
     if len(members) == 1:
-        return [(graph, 1)]
+        return None
     links: dict[int, list] = defaultdict(list)
     for u, _, e in graph.edges(data=True):
         links[graph.nodes[u]["network"]].append((e["tier"], e["count"]))
