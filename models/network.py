@@ -458,7 +458,11 @@ def define_modules(m, data: ModelData) -> None:
     chosen, whose links are 0); each of the j
     spines of a 2-tier Clos holds u1 leaves / j ports:
     k x spine_modules_smj >= u1 / j x (leaves - P_spine (1 - z_smj)) (2-tier leaves never exceed P_spine),
-    spine_modules_smj <= ceil(P_spine / k) z_smj (none for spine counts not chosen)."""
+    spine_modules_smj <= ceil(P_spine / k) z_smj (none for spine counts not chosen),
+    k x spine_modules_smj - u1 / j x leaves <= (k - 1) z_smj (exactly the ceiling: u1 / j is whole, j a divisor of
+    u1, so a design stopped short of optimality buys no spare modules), and in aggregate
+    k sum_j j spine_modules_smj >= u1 leaves (valid: the chosen j's row times j; it is what the LP relaxation
+    keeps of the spines' modules, where a fractional z_smj leaves the per-spine rows slack)."""
     def excess(m, s, i, t):
         return data.modes[i].cables[t].links_per_module * m.modules[s, i, t] - tier_links(m, s, i)[t]
 
@@ -472,6 +476,12 @@ def define_modules(m, data: ModelData) -> None:
         return k * m.spine_modules[s, i, j] >= mode.u1 / j * (leaf_count(m, s, i) - mode.spine_ports * (1 - m.z[s, i, j]))
 
     m.spine_module_count = pyo.Constraint(m.SMJW, rule=per_spine)
+    m.spine_module_round = pyo.Constraint(m.SMJW, rule=lambda m, s, i, j: data.modes[i].cables[1].links_per_module
+                                          * m.spine_modules[s, i, j] - data.modes[i].u1 // j * leaf_count(m, s, i)
+                                          <= (data.modes[i].cables[1].links_per_module - 1) * m.z[s, i, j])
+    smw_pairs = sorted({(s, i) for s, i, _ in m.SMJW})
+    m.spine_module_total = pyo.Constraint(smw_pairs, rule=lambda m, s, i: data.modes[i].cables[1].links_per_module * sum(
+        j * m.spine_modules[s, i, j] for j in data.modes[i].spine_options()) >= data.modes[i].u1 * leaf_count(m, s, i))
     m.spine_module_pick = pyo.Constraint(m.SMJW, rule=lambda m, s, i, j: m.spine_modules[s, i, j] <= -(
         -data.modes[i].spine_ports // data.modes[i].cables[1].links_per_module) * m.z[s, i, j])
 

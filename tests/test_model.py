@@ -567,25 +567,29 @@ def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
 
 
 def test_time_limit_covers_every_highs_run_of_a_solve(tmp_path, monkeypatch):
-    """--time-limit is one budget for the whole solve: under min_latency (a cost stage, latency probes and
-    a second cost stage) every HiGHS run gets only the time left, so the limits it is given shrink and
-    all fit in the one budget."""
+    """--time-limit is one budget for the whole solve: under min_latency (a cost stage with its starts, latency
+    probes and a second cost stage) every HiGHS run gets only the time left (a start's completion START_SHARE of
+    it), so the limits it is given shrink and all fit in the one budget."""
     import designer.solve.run as run
+    import designer.solve.start as starts
 
     given = []
 
-    def recording(model, options, *args, **kwargs):
-        given.append((time.perf_counter(), options.time_limit))
-        return real(model, options, *args, **kwargs)
+    def recording(real):
+        def run_highs(model, options, *args, **kwargs):
+            share = starts.START_SHARE if options.rens else 1.0  # a start's completion runs RENS
+            given.append((time.perf_counter(), options.time_limit / share))
+            return real(model, options, *args, **kwargs)
+        return run_highs
 
-    real = run.run_highs
-    monkeypatch.setattr(run, "run_highs", recording)
+    monkeypatch.setattr(run, "run_highs", recording(run.run_highs))
+    monkeypatch.setattr(starts, "run_highs", recording(starts.run_highs))
     start = time.perf_counter()
     fast = dict(SW64, model="fast", latency_ns=50, price_usd=30_000)  # a faster level that holds the job
     book = tables(512, switches=(SW64, fast), objective="min_latency")
     inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", book))
     solve(inputs, SolveOptions(time_limit=30))
-    assert len(given) >= 2
+    assert len(given) >= 3
     for at, limit in given:
         assert limit == pytest.approx(30 - (at - start), abs=0.5)
     assert [limit for _, limit in given] == sorted((limit for _, limit in given), reverse=True)
@@ -599,14 +603,14 @@ def test_latency_level_that_cannot_hold_the_job_needs_no_solve(tmp_path, monkeyp
 
     runs, said = [], []
     real = run.run_highs
-    monkeypatch.setattr(run, "run_highs", lambda *a, **kw: runs.append(1) or real(*a, **kw))
+    monkeypatch.setattr(run, "run_highs", lambda *a, **kw: runs.append(kw.get("stop_below_cutoff")) or real(*a, **kw))
     inputs = load_inputs(write_workbook(tmp_path / "plan.xlsx", tables(1024, objective="min_latency")))
     sol = solve(inputs, SolveOptions(mip_gap=1e-9, progress=said.append))
     assert sol["status"] == "optimal" and opened(sol)["s1"]["nodes"] == 128
     assert [t["tier"] for t in opened(sol)["s1"]["tiers"]] == ["leaf", "spine"]
     probes = [m for m in said if m.startswith("latency level")]
     assert "latency level 1.430 us: infeasible (its modes hold 512 GPUs at most)" in probes
-    assert len(runs) == 1 + sum("GPUs at most" not in m for m in probes)
+    assert runs.count(True) == sum("GPUs at most" not in m for m in probes)  # a probe stops at its first design
 
 
 def test_most_gpus_counts_the_largest_sites_max_sites_allows(tmp_path):
@@ -625,3 +629,47 @@ def test_clock_runs_out():
     assert Clock(None).left(SolveOptions(time_limit=None)).time_limit is None
     assert Clock(10.0).left(SolveOptions()).time_limit == pytest.approx(10.0, abs=0.5)
     assert Clock(0.01).left(SolveOptions()) is None
+
+
+def test_spine_module_rows_hold_exactly_the_ceiling_of_each_spines_links():
+    """A 2-tier Clos of twin-port modules (k links a module) whose j spines take u1 / j links of each of L leaves:
+    the rows leave each spine exactly ceil(u1 L / j / k) modules (no spare one, as on a time-limited stop, no
+    fewer), and the aggregate row holds for that count."""
+    import pyomo.environ as pyo
+
+    from designer.solve.prepare import prepare_data
+    from models.network import build_model, leaf_count
+
+    example = Path(__file__).resolve().parents[1] / "data" / "examples" / "superpod-h100.xlsx"
+    data = prepare_data(load_inputs(example))
+    model = build_model(data)
+    assert len(model.SMJW) > 1
+
+    def holds(row) -> bool:
+        body = pyo.value(row.body)
+        return ((row.lower is None or body >= pyo.value(row.lower) - 1e-9)
+                and (row.upper is None or body <= pyo.value(row.upper) + 1e-9))
+
+    checked = 0
+    for s, i, j in model.SMJW:
+        mode, leaves_var = data.modes[i], model.su if (s, i) in model.SM_su else model.leaves
+        k = mode.cables[1].links_per_module
+        model.y[s, i].set_value(1)
+        for other in mode.spine_options():
+            model.z[s, i, other].set_value(int(other == j))
+            if (s, i, other) in model.SMJW:
+                model.spine_modules[s, i, other].set_value(0)
+        for units in range(1, 5):
+            leaves_var[s, i].set_value(units)
+            leaves = round(pyo.value(leaf_count(model, s, i)))
+            if leaves * mode.u1 > mode.spine_ports * j:
+                continue  # more leaf uplinks than j spines hold
+            need = -(-(mode.u1 // j * leaves) // k)
+            rows = [model.spine_module_count[s, i, j], model.spine_module_round[s, i, j],
+                    model.spine_module_pick[s, i, j], model.spine_module_total[s, i]]
+            for count, expected in ((need, True), (need + 1, False), (need - 1, False)):
+                model.spine_modules[s, i, j].set_value(count)
+                assert all(holds(r) for r in rows) is expected, (j, leaves, count)
+            model.spine_modules[s, i, j].set_value(0)
+            checked += 1
+    assert checked >= 3

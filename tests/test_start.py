@@ -15,7 +15,7 @@ from designer.solve import run
 from designer.solve.greedy import greedy_plan
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
-from designer.solve.start import greedy_start
+from designer.solve.start import greedy_start, relaxation_start
 from models.network import COST_SCALE, build_model, set_objective
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "scale-across.xlsx"
@@ -75,7 +75,8 @@ def test_guard_stops_highs_as_a_time_limit(instance):
 
 def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch, instance):
     """A time-limited solve returns at least the greedy design: with HiGHS made to stop without a design,
-    the solve returns the completed plan, unproven, with HiGHS's bound, and the audit passes it."""
+    the solve returns the better of the completed plan and the LP relaxation's completed sites, unproven, with
+    HiGHS's bound, and the audit passes it."""
     inputs, data, model = instance
     real = run.run_highs
 
@@ -88,10 +89,18 @@ def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch, instan
         return real(model, options, *args, **kwargs)
 
     start = greedy_start(model, data, SolveOptions(), cutoff=None)
+    completions = []
+
+    def recorded(*args, **kwargs):
+        completions.append(relaxation_start(*args, **kwargs))
+        return completions[-1]
+
     monkeypatch.setattr(run, "run_highs", stopped)
+    monkeypatch.setattr(run, "relaxation_start", recorded)
     solution = run.solve(inputs, SolveOptions())
     assert solution["status"] == "feasible"
-    assert solution["objective_usd"] == pytest.approx(start.objective, rel=1e-6)
+    best = min([start.objective] + [c.objective for c in completions if c is not None])
+    assert solution["objective_usd"] == pytest.approx(best, rel=1e-6)
     assert solution["solver"]["bound_usd"] is not None and solution["mip_gap"] is not None
     assert audit(solution) == []
 
@@ -184,3 +193,35 @@ def test_greedy_grows_from_another_site_when_the_cheapest_is_cut_off(tmp_path):
     assert plan.cost is not None, plan.reason
     assert sorted(plan.sites) == ["b", "c"]
     assert sorted(opened(design(tmp_path, book))) == ["b", "c"]
+
+
+def test_the_lp_relaxation_bounds_the_optimum_and_guides_a_start(instance):
+    """The LP relaxation's cost is below HiGHS's proven optimum; completing its sites (open where it opens them
+    fully, closed where it leaves them closed) gives a design at or above the optimum, opening the LP's fully open
+    sites, and leaves no variable fixed."""
+    from designer.solve.start import relaxation
+
+    _inputs, _data, model = instance
+    optimum = run_highs(model, SolveOptions(), COST_SCALE)
+    relaxed = relaxation(model, SolveOptions())
+    assert relaxed.status == "optimal" and relaxed.bound <= optimum.bound * (1 + 1e-9)
+    assert relaxed.bound <= optimum.objective
+    full = {s for s in model.S if model.open[s].value >= 1 - 1e-6}
+    found = relaxation_start(model, SolveOptions(), cutoff=None, tried=None)
+    if found is not None:  # the LP fixes sites on this example
+        assert found.status == "feasible" and found.objective >= optimum.objective * (1 - 1e-4)
+        assert full <= {s for s in model.S if round(model.open[s].value) == 1}
+    assert not any(var.fixed for var in model.component_data_objects(ctype=type(model.open[next(iter(model.S))])))
+
+
+def test_a_start_is_settled_by_the_lp_bound_only_within_the_gap():
+    from designer.solve.start import settled
+
+    start = Outcome("feasible", 101.0, None, None, 1.0, "start")
+    assert settled(start, 100.0, 0.01, True).status == "optimal"  # (101 - 100) / 101 < 1%
+    assert settled(start, 100.0, 0.01, True).gap == pytest.approx(1 / 101)
+    assert settled(start, 100.0, 0.005, True) is None  # a search may close the gap
+    late = settled(start, 100.0, 0.005, False)  # no time left: kept, unproven, with its gap
+    assert late.status == "feasible" and late.bound == 100.0 and late.gap == pytest.approx(1 / 101)
+    assert settled(start, None, 0.01, False).status == "feasible" and settled(start, None, 0.01, True) is None
+    assert settled(None, 100.0, 0.01, False) is None

@@ -26,6 +26,7 @@ class SolveOptions:
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
     diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
     rens: bool = False  # HiGHS's RENS heuristic (see _run_highs): on where the first design is what counts
+    relaxation: bool = False  # solve the LP relaxation (designer.solve.start.relaxation_start): a guide, no design
 
     @property
     def highs_threads(self) -> int:
@@ -175,7 +176,8 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
                                  # 3.9 s and found nothing the other heuristics miss (2.4 s without it; the
                                  # other examples unchanged); but it is what finds the first design of a
                                  # large plan's completion (designer.solve.start): 50 sites, none in 60 s without
-                                 "mip_heuristic_run_rens": options.rens}}
+                                 "mip_heuristic_run_rens": options.rens,
+                                 "solve_relaxation": options.relaxation}}
     if cutoff is not None:
         limit = cutoff / scale * (1 + 1e-9)
         config["solver_options"]["objective_bound"] = limit

@@ -17,7 +17,15 @@ from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import at_most, prepare_data
-from designer.solve.start import better_of, greedy_start, snapshot
+from designer.solve.start import (
+    better_of,
+    greedy_start,
+    relaxation,
+    relaxation_start,
+    restore,
+    settled,
+    snapshot,
+)
 from designer.solve.throughput import solve_training
 from models.modes import power_cap_mw
 from models.network import (
@@ -189,16 +197,42 @@ def add_horizon_budget(model, inputs) -> None:
 
 def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,
                outcomes: list, diagnose: bool = True) -> Outcome:
-    """The cheapest design of ``model`` within the budget, HiGHS starting from the greedy design
-    (designer.solve.start) and keeping it when it finds nothing better in time; failures raise with the
-    planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
+    """The cheapest design of ``model`` within the budget: the greedy design and, when the LP relaxation's bound
+    leaves it more than the gap above the optimum, the LP's sites completed (designer.solve.start); the cheaper of
+    them is the answer when the LP's bound proves it within the gap, else
+    HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the planner's reason (and,
+    with ``diagnose``, the elastic diagnosis)."""
     set_objective(model, "cost")
+    first = len(outcomes)
     start = greedy_start(model, data, clock.left(options) or options, budget(inputs))
     values = None
     if start is not None:
         outcomes.append(start)
         values = snapshot(model)
         say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
+    tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
+    bound, found = None, None
+    if clock.left(options):
+        relaxed = relaxation(model, clock.left(options))
+        outcomes.append(relaxed)
+        bound = relaxed.bound
+    if bound is not None:
+        say(f"LP relaxation: ${bound:,.0f} ({outcomes[-1].seconds:.1f} s)")
+        if start is not None and settled(start, bound, options.mip_gap, True) is None and clock.left(options):
+            found = relaxation_start(model, clock.left(options), budget(inputs), tried)
+            if found is not None:
+                outcomes.append(found)
+                say(f"the LP relaxation's sites completed: ${found.objective:,.0f} ({found.seconds:.1f} s)")
+            if found is not None and found.objective < start.objective:
+                start, values = found, snapshot(model)
+        if values is not None and start is not found:  # the LP's or the completion's values are in the model
+            restore(model, values)
+    answer = settled(start, bound, options.mip_gap, clock.left(options) is not None)
+    if answer is not None:
+        answer.seconds = sum(o.seconds for o in outcomes[first:])
+        answer.highs_seconds = sum(o.highs_seconds for o in outcomes[first:])
+        say(f"the start is the answer: {answer.termination}")
+        return answer
     say("solving: cost")
     outcome = run_highs(model, clock.left(options) or options, COST_SCALE, cutoff=budget(inputs),
                         start=start is not None)

@@ -1,6 +1,7 @@
 """The solve's first design: the greedy plan (designer.solve.greedy) completed into a full assignment of the
-model's variables, given to HiGHS as the incumbent it must beat (so a time-limited solve returns at least
-the greedy design), and kept as the answer when HiGHS finds nothing better within the limit."""
+model's variables, and the sites of the model's LP relaxation completed the same way; the cheaper of the two is
+given to HiGHS as the incumbent it must beat (so a time-limited solve returns at least the greedy design), and
+kept as the answer when HiGHS finds nothing better within the limit."""
 
 from __future__ import annotations
 
@@ -40,20 +41,70 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Ou
         fix(model.open[s], int(s in plan.sites))
     for s, i in model.SM:
         fix(model.y[s, i], int((s, i) in choices))
+    try:
+        return complete(model, options, cutoff)
+    finally:
+        for var in fixed:
+            var.unfix()
+
+
+def complete(model, options: SolveOptions, cutoff: float | None) -> Outcome | None:
+    """HiGHS's design of ``model`` with some of its decisions fixed (a start's), in START_SHARE of the time
+    limit; None when it finds none."""
     # HiGHS's presolve is on here: its result is a candidate that HiGHS checks again as the start of the
     # main solve (presolve off) and the audit checks after, never a claim of optimality
     timed = replace(options, presolve=True, rens=True)
     if options.time_limit is not None:
         timed = replace(timed, time_limit=options.time_limit * START_SHARE)
-    try:
-        outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff)
-    finally:
-        for var in fixed:
-            var.unfix()
+    outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff)
     if outcome.status not in ("optimal", "feasible"):
         return None
-    outcome.status = "feasible"  # a completion of one plan, not an optimum of the model
+    outcome.status = "feasible"  # a completion of one choice of decisions, not an optimum of the model
     return outcome
+
+
+def relaxation(model, options: SolveOptions) -> Outcome:
+    """The model's LP relaxation, in the time limit: its cost (``bound``, status optimal) bounds every design of the
+    model from below (the budget row aside, which only raises it), and its values, left in the model's variables,
+    guide relaxation_start. HiGHS's root would solve the same LP before its search."""
+    relaxed = run_highs(model, replace(options, relaxation=True, mip_gap=0.0), COST_SCALE)
+    relaxed.bound = relaxed.objective if relaxed.status == "optimal" else None
+    return relaxed
+
+
+def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: set | None) -> Outcome | None:
+    """The sites the LP relaxation whose values the model's variables hold opens fully open, those it leaves closed
+    closed, the rest (its fractional ones) and every other decision free, completed by HiGHS as the greedy plan is
+    (a RINS-like neighbourhood of the relaxation). The LP's choice of sites is near an optimum's on plans of tens
+    of candidate sites, where the greedy plan's is not (30 sites, 400k GPUs: 12 sites open and 1 free, completed
+    0.6% above the LP bound in 10 s; the greedy design 1.8% above it). None when the LP fixes no site or just
+    the sites ``tried`` (nothing new to complete), or the completion finds no design."""
+    value = {s: model.open[s].value or 0.0 for s in model.S}
+    fixed = {s: int(v >= 0.5) for s, v in value.items() if v >= 1 - 1e-6 or v <= 1e-6}
+    if not fixed or (len(fixed) == len(value) and {s for s, v in fixed.items() if v} == tried):
+        return None
+    for s, v in fixed.items():
+        model.open[s].fix(v)
+    try:
+        return complete(model, options, cutoff)
+    finally:
+        for s in fixed:
+            model.open[s].unfix()
+
+
+def settled(start: Outcome | None, bound: float | None, mip_gap: float, time_left: bool) -> Outcome | None:
+    """The start as the answer without a search: optimal when ``bound`` (the LP relaxation's) proves it within
+    ``mip_gap`` of the optimum (HiGHS's own stopping rule, on the bound HiGHS's root starts from); feasible, with
+    its gap to the bound, when no time is left for a search. None otherwise."""
+    if start is None:
+        return None
+    gap = abs(start.objective - bound) / max(abs(start.objective), 1e-9) if bound is not None else None
+    if gap is not None and gap <= mip_gap:
+        return Outcome("optimal", start.objective, bound, gap, 0.0,
+                       f"within the {mip_gap:g} gap of the LP relaxation's bound")
+    if not time_left:
+        return Outcome("feasible", start.objective, bound, gap, 0.0, "time limit: the start kept, no search")
+    return None
 
 
 def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None) -> Outcome:
@@ -78,3 +129,11 @@ def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None)
 def snapshot(model) -> list[tuple]:
     """The values the model's variables hold, as (variable, value) pairs."""
     return [(var, var.value) for var in model.component_data_objects(pyo.Var) if var.value is not None]
+
+
+def restore(model, values: list[tuple]) -> None:
+    """Put a snapshot's values back in the model's variables (the others none)."""
+    for var in model.component_data_objects(pyo.Var):
+        var.set_value(None, skip_validation=True)
+    for var, value in values:
+        var.set_value(value, skip_validation=True)
