@@ -225,3 +225,22 @@ def test_a_start_is_settled_by_the_lp_bound_only_within_the_gap():
     assert late.status == "feasible" and late.bound == 100.0 and late.gap == pytest.approx(1 / 101)
     assert settled(start, None, 0.01, False).status == "feasible" and settled(start, None, 0.01, True) is None
     assert settled(None, 100.0, 0.01, False) is None
+
+
+def test_no_highs_run_past_a_limit_the_starts_used_up(monkeypatch, instance):
+    """When the greedy completion uses the whole --time-limit without a design, the solve stops there with the
+    limit's reason (NoSolution) and starts no HiGHS run with a fresh limit."""
+    from designer.errors import NoSolution
+
+    inputs, _data, _model = instance
+    runs = []
+
+    def slow_greedy(*_args, **_kwargs):
+        time.sleep(1.1)
+        return None
+
+    monkeypatch.setattr(run, "greedy_start", slow_greedy)
+    monkeypatch.setattr(run, "run_highs", lambda *a, **kw: runs.append(a) or run_highs(*a, **kw))
+    with pytest.raises(NoSolution, match="time limit"):
+        run.solve(inputs, SolveOptions(time_limit=1.0))
+    assert runs == []

@@ -118,8 +118,9 @@ class GuardedHighs(Highs):
 
 # Why HiGHS stopped without a design when it proved nothing: a limit the planner can raise (no_solution),
 # or a failure more time does not mend (failed). A numerical failure is never passed off as a time limit.
+TIME_OUT = "the time limit ran out before HiGHS found a design"
 LIMITS = {
-    TerminationCondition.maxTimeLimit: "the time limit ran out before HiGHS found a design",
+    TerminationCondition.maxTimeLimit: TIME_OUT,
     TerminationCondition.iterationLimit: "HiGHS reached its iteration or node limit before finding a design",
 }
 FAILURES = {

@@ -15,7 +15,7 @@ from designer.errors import Infeasible, NoSolution, SolverFailure
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
-from designer.solve.highs import Outcome, SolveOptions, run_highs
+from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs
 from designer.solve.prepare import at_most, prepare_data
 from designer.solve.start import (
     better_of,
@@ -198,8 +198,9 @@ def add_horizon_budget(model, inputs) -> None:
 def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,
                outcomes: list, diagnose: bool = True) -> Outcome:
     """The cheapest design of ``model`` within the budget: the greedy design and, when the LP relaxation's bound
-    leaves it more than the gap above the optimum, the LP's sites completed (designer.solve.start); the cheaper of
-    them is the answer when the LP's bound proves it within the gap, else
+    leaves it more than the gap above the optimum, the LP's sites completed (designer.solve.start; no LP without a
+    greedy design: HiGHS's root solves it first); the cheaper of them is the answer when the LP's bound proves it
+    within the gap, else
     HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the planner's reason (and,
     with ``diagnose``, the elastic diagnosis)."""
     set_objective(model, "cost")
@@ -212,13 +213,13 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
     tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
     bound, found = None, None
-    if clock.left(options):
+    if start is not None and clock.left(options):  # it settles or improves a start (HiGHS's root solves it anyway)
         relaxed = relaxation(model, clock.left(options))
         outcomes.append(relaxed)
         bound = relaxed.bound
     if bound is not None:
         say(f"LP relaxation: ${bound:,.0f} ({outcomes[-1].seconds:.1f} s)")
-        if start is not None and settled(start, bound, options.mip_gap, True) is None and clock.left(options):
+        if settled(start, bound, options.mip_gap, True) is None and clock.left(options):
             found = relaxation_start(model, clock.left(options), budget(inputs), tried)
             if found is not None:
                 outcomes.append(found)
@@ -234,8 +235,11 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         say(f"the start is the answer: {answer.termination}")
         return answer
     say("solving: cost")
-    outcome = run_highs(model, clock.left(options) or options, COST_SCALE, cutoff=budget(inputs),
-                        start=start is not None)
+    timed = clock.left(options)
+    if timed is None:  # the greedy completion took the whole limit and found no design
+        outcome = Outcome("no_solution", None, None, None, 0.0, "maxTimeLimit", stop=TIME_OUT)
+    else:
+        outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(inputs), start=start is not None)
     outcomes.append(outcome)
     outcome = better_of(outcome, start, values)
     if outcome.status == "infeasible" and not diagnose:
