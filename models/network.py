@@ -476,12 +476,19 @@ def define_modules(m, data: ModelData) -> None:
         return k * m.spine_modules[s, i, j] >= mode.u1 / j * (leaf_count(m, s, i) - mode.spine_ports * (1 - m.z[s, i, j]))
 
     m.spine_module_count = pyo.Constraint(m.SMJW, rule=per_spine)
-    m.spine_module_round = pyo.Constraint(m.SMJW, rule=lambda m, s, i, j: data.modes[i].cables[1].links_per_module
-                                          * m.spine_modules[s, i, j] - data.modes[i].u1 // j * leaf_count(m, s, i)
-                                          <= (data.modes[i].cables[1].links_per_module - 1) * m.z[s, i, j])
-    smw_pairs = sorted({(s, i) for s, i, _ in m.SMJW})
-    m.spine_module_total = pyo.Constraint(smw_pairs, rule=lambda m, s, i: data.modes[i].cables[1].links_per_module * sum(
-        j * m.spine_modules[s, i, j] for j in data.modes[i].spine_options()) >= data.modes[i].u1 * leaf_count(m, s, i))
+
+    def per_spine_round(m, s, i, j):
+        mode = data.modes[i]
+        k = mode.cables[1].links_per_module
+        return k * m.spine_modules[s, i, j] - mode.u1 // j * leaf_count(m, s, i) <= (k - 1) * m.z[s, i, j]
+
+    def all_spines(m, s, i):
+        mode = data.modes[i]
+        k = mode.cables[1].links_per_module
+        return k * sum(j * m.spine_modules[s, i, j] for j in mode.spine_options()) >= mode.u1 * leaf_count(m, s, i)
+
+    m.spine_module_round = pyo.Constraint(m.SMJW, rule=per_spine_round)
+    m.spine_module_total = pyo.Constraint(sorted({(s, i) for s, i, _ in m.SMJW}), rule=all_spines)
     m.spine_module_pick = pyo.Constraint(m.SMJW, rule=lambda m, s, i, j: m.spine_modules[s, i, j] <= -(
         -data.modes[i].spine_ports // data.modes[i].cables[1].links_per_module) * m.z[s, i, j])
 

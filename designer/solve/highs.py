@@ -26,7 +26,7 @@ class SolveOptions:
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
     diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
     rens: bool = False  # HiGHS's RENS heuristic (see _run_highs): on where the first design is what counts
-    relaxation: bool = False  # solve the LP relaxation (designer.solve.start.relaxation_start): a guide, no design
+    relaxation: bool = False  # solve the LP relaxation (designer.solve.start.relaxation): a bound, no design
 
     @property
     def highs_threads(self) -> int:

@@ -200,9 +200,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     """The cheapest design of ``model`` within the budget: the greedy design and, when the LP relaxation's bound
     leaves it more than the gap above the optimum, the LP's sites completed (designer.solve.start; no LP without a
     greedy design: HiGHS's root solves it first); the cheaper of them is the answer when the LP's bound proves it
-    within the gap, else
-    HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the planner's reason (and,
-    with ``diagnose``, the elastic diagnosis)."""
+    within the gap, else HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the
+    planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
     set_objective(model, "cost")
     first = len(outcomes)
     start = greedy_start(model, data, clock.left(options) or options, budget(inputs))
@@ -260,8 +259,9 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
     """min_latency: the least latency level L (among the modes' worst-case latencies) at which a design
     exists using only modes at or below L, the top level being known feasible. Feasibility is monotone
     in L, so a binary search needs log2(levels) feasibility solves over small models (HiGHS stops at the
-    first design within the budget; none where the level's modes cannot hold gpus_required, ModelData.most_gpus). Returns (L, proven); proven is False when a probe hit the limits
-    without a verdict or the clock ran out (L is then the least level known to be feasible). ``levels_data``: the
+    first design within the budget; none where the level's modes cannot hold gpus_required, ModelData.most_gpus).
+    Returns (L, proven); proven is False when a probe hit the limits without a verdict or the clock ran out (L is
+    then the least level known to be feasible). ``levels_data``: the
     inputs' modes pruned with the latency as a criterion (prepared here when not given), each probe's modes
     those at or below its level (designer.solve.prepare.at_most)."""
     levels_data = levels_data or prepare_data(inputs, by_latency=True)
