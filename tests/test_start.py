@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
+import pyomo.environ as pyo
 import pytest
 
 from designer.audit.checks import audit
@@ -15,6 +17,7 @@ from designer.solve import run
 from designer.solve.greedy import greedy_plan
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
+from designer.solve.relaxation import Relaxation
 from designer.solve.start import greedy_start, relaxation_start
 from models.network import COST_SCALE, build_model, set_objective
 
@@ -196,22 +199,46 @@ def test_greedy_grows_from_another_site_when_the_cheapest_is_cut_off(tmp_path):
 
 
 def test_the_lp_relaxation_bounds_the_optimum_and_guides_a_start(instance):
-    """The LP relaxation's cost is below HiGHS's proven optimum; completing its sites (open where it opens them
-    fully, closed where it leaves them closed) gives a design at or above the optimum, opening the LP's fully open
-    sites, and leaves no variable fixed."""
-    from designer.solve.start import relaxation
-
-    _inputs, _data, model = instance
+    """The LP relaxation, solved in its own process on the model the greedy completion translated (the plan's
+    fixed decisions freed again), is the model's own LP: its cost equals that of the model with every integer
+    domain relaxed, solved here, and is below HiGHS's proven optimum; completing its sites (open where it opens
+    them fully, closed where it leaves them closed) gives a design at or above the optimum, opening the LP's fully
+    open sites, and leaves no variable fixed."""
+    _inputs, data, model = instance
     optimum = run_highs(model, SolveOptions(), COST_SCALE)
-    relaxed = relaxation(model, SolveOptions())
-    assert relaxed.status == "optimal" and relaxed.bound <= optimum.bound * (1 + 1e-9)
-    assert relaxed.bound <= optimum.objective
+    relaxed_model = model.clone()
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(relaxed_model)
+    lp_here = run_highs(relaxed_model, SolveOptions(), COST_SCALE)
+    with Relaxation(model, list(model.open.values()) + list(model.y.values()), None, COST_SCALE) as lp:
+        assert greedy_start(model, data, SolveOptions(), None, translated=lp.launch) is not None
+        relaxed = lp.result()
+    assert relaxed.status == "optimal" and relaxed.bound == pytest.approx(lp_here.objective, rel=1e-9)
+    assert relaxed.bound <= optimum.bound * (1 + 1e-9) and relaxed.bound <= optimum.objective
+    assert [model.open[s].value for s in model.S] == pytest.approx([relaxed_model.open[s].value for s in model.S],
+                                                                   abs=1e-6)
     full = {s for s in model.S if model.open[s].value >= 1 - 1e-6}
     found = relaxation_start(model, SolveOptions(), cutoff=None, tried=None)
     if found is not None:  # the LP fixes sites on this example
         assert found.status == "feasible" and found.objective >= optimum.objective * (1 - 1e-4)
         assert full <= {s for s in model.S if round(model.open[s].value) == 1}
     assert not any(var.fixed for var in model.component_data_objects(ctype=type(model.open[next(iter(model.S))])))
+
+
+def test_an_lp_process_that_does_not_answer_is_stopped_at_its_limit(monkeypatch, instance):
+    """The LP's process is given the time left: one that has not answered by then (and GUARD) is stopped, and the
+    solve goes on without a bound; one never launched (no greedy completion) gives no outcome."""
+    import designer.solve.relaxation as relaxation
+
+    _inputs, _data, model = instance
+    monkeypatch.setattr(relaxation.Relaxation, "command", (sys.executable, "-c", "import time; time.sleep(60)"))
+    monkeypatch.setattr(relaxation, "GUARD", 0.2)
+    with Relaxation(model, [], 0.3, COST_SCALE) as lp:
+        assert lp.result() is None
+        run_highs(model, SolveOptions(), COST_SCALE, translated=lp.launch)
+        began = time.perf_counter()
+        stopped = lp.result()
+        assert time.perf_counter() - began < 5
+        assert stopped.status == "failed" and stopped.bound is None and lp.process.returncode is not None
 
 
 def test_a_start_is_settled_by_the_lp_bound_only_within_the_gap():

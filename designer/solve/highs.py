@@ -26,7 +26,6 @@ class SolveOptions:
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
     diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
     rens: bool = False  # HiGHS's RENS heuristic (see _run_highs): on where the first design is what counts
-    relaxation: bool = False  # solve the LP relaxation (designer.solve.start.relaxation): a bound, no design
 
     @property
     def highs_threads(self) -> int:
@@ -69,15 +68,25 @@ class GuardedHighs(Highs):
     ``deadline``: HiGHS checks its limit only between the steps of its search, and a root heuristic of a large
     model can overrun it many times; at the deadline a timer asks HiGHS to stop (cancelSolve), and the run
     ends at its next check with the best design found, as a time limit. A stop HiGHS reports that the timer
-    did not ask for is Ctrl-C."""
+    did not ask for is Ctrl-C. ``translated``: called with the translated HiGHS model and the column of each
+    variable (id -> index) before HiGHS runs (designer.solve.relaxation reads the LP there).
+
+    A fixed variable stays a column with its coefficients (fixed bounds), not a constant folded into the rows:
+    the translated model is then the whole model's, whatever is fixed."""
 
     start: bool = False
     ends: float | None = None
     deadline: float | None = None
     guarded: bool = False  # the timer stopped HiGHS
     given: float | None = None  # the time limit HiGHS was given (s)
+    translated = None  # callable(highspy.Highs, dict) or None
+
+    def __init__(self, **kwds):
+        super().__init__(**{"treat_fixed_vars_as_params": False, **kwds})
 
     def _solve(self):
+        if self.translated is not None:
+            self.translated(self._solver_model, self._pyomo_var_to_solver_var_map)
         if self.start:
             self._set_start()
         if self.ends is not None:
@@ -136,7 +145,7 @@ FAILURES = {
 
 
 def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | None = None,
-              stop_below_cutoff: bool = False, start: bool = False) -> Outcome:
+              stop_below_cutoff: bool = False, start: bool = False, translated=None) -> Outcome:
     """One HiGHS solve; the gap comes from incumbent and bound, never assumed. Objective and bound are
     multiplied by ``scale`` (the model states costs in millions).
 
@@ -144,8 +153,9 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
     bound, which spares the LP the dense budget row (that row slows HiGHS's cut loop many times over);
     a result is then checked against it: a design over budget whose bound is within it is solved
     again with the row. ``stop_below_cutoff`` ends a solve at its first design within the cutoff. ``start``:
-    the values the model's variables hold are HiGHS's first incumbent (GuardedHighs)."""
-    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff, start)
+    the values the model's variables hold are HiGHS's first incumbent; ``translated``: GuardedHighs's (the first
+    run's only)."""
+    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff, start, translated)
     if cutoff is None or outcome.objective is None or outcome.objective <= cutoff * (1 + 1e-9):
         return outcome
     if outcome.bound is not None and outcome.bound > cutoff * (1 + 1e-9):
@@ -162,9 +172,9 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
 
 
 def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
-               stop_below_cutoff: bool, start: bool = False) -> Outcome:
+               stop_below_cutoff: bool, start: bool = False, translated=None) -> Outcome:
     solver = GuardedHighs()
-    solver.start = start
+    solver.start, solver.translated = start, translated
     if options.time_limit is not None:
         solver.ends = time.perf_counter() + options.time_limit
         solver.deadline = solver.ends + options.time_limit * GUARD + 0.5
@@ -177,8 +187,7 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
                                  # 3.9 s and found nothing the other heuristics miss (2.4 s without it; the
                                  # other examples unchanged); but it is what finds the first design of a
                                  # large plan's completion (designer.solve.start): 50 sites, none in 60 s without
-                                 "mip_heuristic_run_rens": options.rens,
-                                 "solve_relaxation": options.relaxation}}
+                                 "mip_heuristic_run_rens": options.rens}}
     if cutoff is not None:
         limit = cutoff / scale * (1 + 1e-9)
         config["solver_options"]["objective_bound"] = limit

@@ -17,10 +17,10 @@ from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs
 from designer.solve.prepare import at_most, prepare_data
+from designer.solve.relaxation import Relaxation
 from designer.solve.start import (
     better_of,
     greedy_start,
-    relaxation,
     relaxation_start,
     restore,
     settled,
@@ -198,32 +198,36 @@ def add_horizon_budget(model, inputs) -> None:
 def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,
                outcomes: list, diagnose: bool = True) -> Outcome:
     """The cheapest design of ``model`` within the budget: the greedy design and, when the LP relaxation's bound
-    leaves it more than the gap above the optimum, the LP's sites completed (designer.solve.start; no LP without a
-    greedy design: HiGHS's root solves it first); the cheaper of them is the answer when the LP's bound proves it
+    leaves it more than the gap above the optimum, the LP's sites completed (designer.solve.start; the LP solved
+    beside the greedy completion, designer.solve.relaxation, so none without a greedy plan: HiGHS's root solves it
+    first); the cheaper of them is the answer when the LP's bound proves it
     within the gap, else HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the
     planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
     set_objective(model, "cost")
     first = len(outcomes)
-    start = greedy_start(model, data, clock.left(options) or options, budget(inputs))
-    values = None
-    if start is not None:
-        outcomes.append(start)
-        values = snapshot(model)
-        say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
-    tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
+    left = clock.left(options) or options
+    freed = list(model.open.values()) + list(model.y.values())
+    with Relaxation(model, freed, left.time_limit, COST_SCALE) as lp:
+        start = greedy_start(model, data, left, budget(inputs), translated=lp.launch)
+        values = None
+        if start is not None:
+            outcomes.append(start)
+            values = snapshot(model)
+            say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
+        tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
+        relaxed = lp.result()  # the LP's values of the sites are now in the model
     bound, found = None, None
-    if start is not None and clock.left(options):  # it settles or improves a start (HiGHS's root solves it anyway)
-        relaxed = relaxation(model, clock.left(options))
+    if relaxed is not None:
         outcomes.append(relaxed)
         bound = relaxed.bound
     if bound is not None:
-        say(f"LP relaxation: ${bound:,.0f} ({outcomes[-1].seconds:.1f} s)")
+        say(f"LP relaxation: ${bound:,.0f} ({relaxed.highs_seconds:.1f} s beside the greedy completion)")
         if settled(start, bound, options.mip_gap, True) is None and clock.left(options):
             found = relaxation_start(model, clock.left(options), budget(inputs), tried)
             if found is not None:
                 outcomes.append(found)
                 say(f"the LP relaxation's sites completed: ${found.objective:,.0f} ({found.seconds:.1f} s)")
-            if found is not None and found.objective < start.objective:
+            if found is not None and (start is None or found.objective < start.objective):
                 start, values = found, snapshot(model)
         if values is not None and start is not found:  # the LP's or the completion's values are in the model
             restore(model, values)

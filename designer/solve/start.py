@@ -16,14 +16,14 @@ from models.network import COST_SCALE
 START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
 
 
-def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Outcome | None:
+def greedy_start(model, data, options: SolveOptions, cutoff: float | None, translated=None) -> Outcome | None:
     """Fix the greedy plan's decisions in ``model`` (the sites it opens and each one's fabric mode), let
     HiGHS place the nodes and size the rest (switch counts, routes, waves, fiber, routers), and free the
     decisions again. The node counts are the model's, not the plan's: the plan sizes power and inter-site
     capacity by simpler rules than the model's, and its counts can miss a site's power by a fraction.
     Returns the completed design's outcome, its values left in the model's variables, or None when the plan
     has no design, does not fit the model (an RTT limit over a path, a workload bound), or the completion
-    finds no design in its share of the time."""
+    finds no design in its share of the time. ``translated``: run_highs's (the LP relaxation beside it)."""
     plan = greedy_plan(data.inputs, data.modes)
     if plan.cost is None:
         return None
@@ -42,13 +42,13 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None) -> Ou
     for s, i in model.SM:
         fix(model.y[s, i], int((s, i) in choices))
     try:
-        return complete(model, options, cutoff)
+        return complete(model, options, cutoff, translated)
     finally:
         for var in fixed:
             var.unfix()
 
 
-def complete(model, options: SolveOptions, cutoff: float | None) -> Outcome | None:
+def complete(model, options: SolveOptions, cutoff: float | None, translated=None) -> Outcome | None:
     """HiGHS's design of ``model`` with some of its decisions fixed (a start's), in START_SHARE of the time
     limit; None when it finds none."""
     # HiGHS's presolve is on here: its result is a candidate that HiGHS checks again as the start of the
@@ -56,25 +56,17 @@ def complete(model, options: SolveOptions, cutoff: float | None) -> Outcome | No
     timed = replace(options, presolve=True, rens=True)
     if options.time_limit is not None:
         timed = replace(timed, time_limit=options.time_limit * START_SHARE)
-    outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff)
+    outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff, translated=translated)
     if outcome.status not in ("optimal", "feasible"):
         return None
     outcome.status = "feasible"  # a completion of one choice of decisions, not an optimum of the model
     return outcome
 
 
-def relaxation(model, options: SolveOptions) -> Outcome:
-    """The model's LP relaxation, in the time limit: its cost (``bound``, status optimal) bounds every design of the
-    model from below (the budget row aside, which only raises it), and its values, left in the model's variables,
-    guide relaxation_start. HiGHS's root would solve the same LP before its search."""
-    relaxed = run_highs(model, replace(options, relaxation=True, mip_gap=0.0), COST_SCALE)
-    relaxed.bound = relaxed.objective if relaxed.status == "optimal" else None
-    return relaxed
-
-
 def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: set | None) -> Outcome | None:
-    """The sites the LP relaxation whose values the model's variables hold opens fully open, those it leaves closed
-    closed, the rest (its fractional ones) and every other decision free, completed by HiGHS as the greedy plan is
+    """The sites the LP relaxation (designer.solve.relaxation) whose values the model's ``open`` variables hold opens
+    fully open, those it leaves closed closed, the rest (its fractional ones) and every other decision free,
+    completed by HiGHS as the greedy plan is
     (a RINS-like neighbourhood of the relaxation). The LP's choice of sites is near an optimum's on plans of tens
     of candidate sites, where the greedy plan's is not (30 sites, 400k GPUs: 12 sites open and 1 free, completed
     0.6% above the LP bound in 10 s; the greedy design 1.8% above it). None when the LP fixes no site or just
