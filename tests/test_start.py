@@ -271,3 +271,26 @@ def test_no_highs_run_past_a_limit_the_starts_used_up(monkeypatch, instance):
     with pytest.raises(NoSolution, match="time limit"):
         run.solve(inputs, SolveOptions(time_limit=1.0))
     assert runs == []
+
+
+def test_no_highs_run_whose_translation_would_overrun_the_limit(monkeypatch, instance):
+    """A HiGHS run spends the model's translation before HiGHS starts: Pyomo's time of the last run is recorded,
+    and a run that would spend the time left translating is not started. Here every run is said to take an hour to
+    translate: the solve keeps the completed plan (the completion, started before any translation was timed, is
+    the only HiGHS run), unproven, within the time limit."""
+    import designer.solve.highs as highs
+
+    inputs, _data, model = instance
+    run_highs(model, SolveOptions(mip_gap=1.0), COST_SCALE)
+    assert 0 < highs.translation_seconds(model) < 60
+    clock = run.Clock(10.0)
+    assert clock.left(SolveOptions(), setup=1.0).time_limit == pytest.approx(10.0, abs=0.5)
+    assert clock.left(SolveOptions(), setup=10.0) is None
+    runs = []
+    monkeypatch.setattr(run, "translation_seconds", lambda _model: 3600.0)
+    monkeypatch.setattr(run, "run_highs", lambda *a, **kw: runs.append(a) or run_highs(*a, **kw))
+    monkeypatch.setattr(run, "relaxation_start", lambda *a, **kw: runs.append(a))
+    began = time.perf_counter()
+    solution = run.solve(inputs, SolveOptions(time_limit=60.0))
+    assert time.perf_counter() - began < 66 and runs == []
+    assert solution["status"] == "feasible" and audit(solution) == []

@@ -25,7 +25,7 @@ from designer.audit.fabric import (
     site_graph,
     tier_rows,
 )
-from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, worst_path
+from designer.audit.flows import RANK, cuts, distinct_networks, max_flow, ranks, worst_path
 from designer.audit.resilience import route_resilience
 from designer.audit.training import check_training
 from designer.inputs.catalog import roles
@@ -114,9 +114,9 @@ def cages_used(graph, n: str, cat) -> int:
     """Cages switch n needs: the cage of its last down link and of its last up link (Catalog.port), i.e.
     ceil(lanes used / lanes a cage) over its down links, its up links after the declared down ports."""
     links: dict[bool, list] = {False: [0, 0], True: [0, 0]}  # up? -> [links, gbps]
-    rank = RANK[graph.nodes[n]["role"]]
+    rank = ranks(graph)
     for m, e in graph.adj[n].items():
-        group = links[e["tier"] == "leaf_leaf" or RANK[graph.nodes[m]["role"]] > rank]
+        group = links[e["tier"] == "leaf_leaf" or rank[m] > rank[n]]
         group[0] += e["count"]
         group[1] = e["gbps"]
     return max((cat.port(graph.nodes[n], up, count, gbps)[0] for up, (count, gbps) in links.items() if count),
@@ -165,10 +165,11 @@ def check_striping(entry, graph, cat, design) -> list[str]:
         return check_mesh(entry, graph) if topo == "leaf_mesh" and tiers == 2 else []
     spines = Counter(d["network"] for _, d in graph.nodes(data=True) if d["role"] == "spine")
     bad = []
+    rank = ranks(graph)
     for n, d in graph.nodes(data=True):
         if d["role"] not in ("leaf", "spine") or (d["role"] == "spine" and tiers == 2):
             continue
-        up = {m: e["count"] for m, e in graph.adj[n].items() if RANK[graph.nodes[m]["role"]] > RANK[d["role"]]}
+        up = {m: e["count"] for m, e in graph.adj[n].items() if rank[m] > rank[n]}
         reach = len(up) == spines[d["network"]] if tiers == 2 else True
         if len(set(up.values())) > 1 or not reach:
             bad.append((n, up))
@@ -261,13 +262,14 @@ def check_oversubscription(entry, graph, cat, design) -> list[str]:
     if tiers == 1:
         return out
     worst: dict[str, tuple] = {}
+    rank = ranks(graph)
     for n, d in graph.nodes(data=True):
         if d["role"] not in ("leaf", "spine") or (d["role"] == "spine" and tiers == 2):
             continue
         down = up = 0.0
         for m, e in graph.adj[n].items():
             bw = e["count"] * e["gbps"]
-            if e["tier"] == "leaf_leaf" or RANK[graph.nodes[m]["role"]] > RANK[d["role"]]:
+            if e["tier"] == "leaf_leaf" or rank[m] > rank[n]:
                 up += bw
             else:
                 down += bw
@@ -324,15 +326,15 @@ def count_device_items(graph, cat) -> tuple[Counter, Counter]:
     links, items = Counter(), Counter()
     ends: dict[tuple, Counter] = defaultdict(Counter)  # (tier, pooled role or None) -> device -> link ends
     three = graph.graph["fabric_tiers"] == 3
-    nodes, rails = graph.nodes, graph.graph["rails"]
+    rails, rank = graph.graph["rails"], ranks(graph)
     for u, v, e in graph.edges(data=True):
         tier, item, count = e["tier"], e["item"], e["count"]
         links[tier] += count
         optic = cat.optics.get(item)
         if optic is None:
             continue
-        low, high = (u, v) if RANK[nodes[u]["role"]] <= RANK[nodes[v]["role"]] else (v, u)
-        lows = (Counter(("node", n) for n, _ in members(graph, low, rails)) if nodes[low]["role"] == "endpoints"
+        low, high = (u, v) if rank[u] <= rank[v] else (v, u)
+        lows = (Counter(("node", n) for n, _ in members(graph, low, rails)) if rank[low] == RANK["endpoints"]
                 else {low: count})
         lpm = int(optic.get("links_per_module") or 1)
         cable = optic["kind"] in ("dac", "aoc")

@@ -17,6 +17,15 @@ import networkx as nx
 
 PROPAGATION_NS_PER_M = 5.0
 RANK = {"endpoints": 0, "leaf": 1, "spine": 2, "core": 3}
+#: ranks of each graph alive: the checks compare the ranks of a link's ends over every link of a fabric
+RANKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def ranks(graph: nx.Graph) -> dict:
+    """The RANK of each node's role (node -> rank), once per graph."""
+    if graph not in RANKS:
+        RANKS[graph] = {n: RANK[d["role"]] for n, d in graph.nodes(data=True)}
+    return RANKS[graph]
 
 
 @dataclass

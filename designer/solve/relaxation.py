@@ -27,15 +27,15 @@ class Relaxation:
     """The LP relaxation of ``model`` in a process of its own: ``launch`` (the completion's ``translated``
     callback) starts it on the translated model, once; ``result`` waits for it and returns its Outcome; leaving
     the ``with`` block stops it if it still runs and removes its file. ``freed``: the variables whose bounds the
-    LP takes from their domains (the decisions a start fixes)."""
+    LP takes from their domains (the decisions a start fixes); ``ends``: when the solve's time is up (perf_counter
+    seconds, None for no limit), the LP's time limit and the end of the wait for it."""
 
     command = (sys.executable, "-m", __name__)  # the LP's process, given the request file's path
 
-    def __init__(self, model, freed: list, time_limit: float | None, scale: float):
-        self.model, self.freed, self.time_limit, self.scale = model, freed, time_limit, scale
+    def __init__(self, model, freed: list, ends: float | None, scale: float):
+        self.model, self.freed, self.ends, self.scale = model, freed, ends, scale
         self.process: subprocess.Popen | None = None
         self.columns: dict = {}
-        self.began = 0.0
         self.folder = tempfile.TemporaryDirectory(prefix="designer-lp-")
 
     def __enter__(self):
@@ -62,10 +62,10 @@ class Relaxation:
                                 np.array([v.ub for v in freed], dtype=float))
         folder = Path(self.folder.name)
         lp.writeModel(str(folder / "model.mps"))
-        request = {"model": str(folder / "model.mps"), "time_limit": self.time_limit,
+        time_limit = None if self.ends is None else self.ends - time.perf_counter()
+        request = {"model": str(folder / "model.mps"), "time_limit": time_limit,
                    "columns": [columns[id(v)] for v in self.model.open.values()]}
         (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
-        self.began = time.perf_counter()
         self.process = subprocess.Popen([*self.command, str(folder / "request.json")],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                         text=True)
@@ -79,7 +79,7 @@ class Relaxation:
         if self.process is None:
             return None
         waited = time.perf_counter()
-        wait = None if self.time_limit is None else max(0.0, self.began + self.time_limit + GUARD - waited)
+        wait = None if self.ends is None else max(0.0, self.ends + GUARD - waited)
         try:
             text = self.process.communicate(timeout=wait)[0]
         except subprocess.TimeoutExpired:

@@ -15,7 +15,7 @@ from designer.errors import Infeasible, NoSolution, SolverFailure
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
-from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs
+from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs, translation_seconds
 from designer.solve.prepare import at_most, prepare_data
 from designer.solve.relaxation import Relaxation
 from designer.solve.start import (
@@ -45,12 +45,18 @@ class Clock:
     limit: float | None
     start: float = field(default_factory=time.perf_counter)
 
-    def left(self, options: SolveOptions) -> SolveOptions | None:
-        """``options`` with the time left as HiGHS's limit; None when no time is left."""
+    @property
+    def ends(self) -> float | None:
+        """When the time is up (perf_counter seconds), or None."""
+        return None if self.limit is None else self.start + self.limit
+
+    def left(self, options: SolveOptions, setup: float = 0.0) -> SolveOptions | None:
+        """``options`` with the time left as HiGHS's limit; None when no time is left beyond ``setup`` (what a run
+        spends before HiGHS starts: a run that would overrun the limit translating the model is not started)."""
         if self.limit is None:
             return options
         left = self.limit - (time.perf_counter() - self.start)
-        return replace(options, time_limit=left) if left > 0.05 else None
+        return replace(options, time_limit=left) if left > 0.05 + setup else None
 
 
 def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
@@ -205,10 +211,9 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
     set_objective(model, "cost")
     first = len(outcomes)
-    left = clock.left(options) or options
     freed = list(model.open.values()) + list(model.y.values())
-    with Relaxation(model, freed, left.time_limit, COST_SCALE) as lp:
-        start = greedy_start(model, data, left, budget(inputs), translated=lp.launch)
+    with Relaxation(model, freed, clock.ends, COST_SCALE) as lp:
+        start = greedy_start(model, data, clock.left(options) or options, budget(inputs), translated=lp.launch)
         values = None
         if start is not None:
             outcomes.append(start)
@@ -222,8 +227,9 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         bound = relaxed.bound
     if bound is not None:
         say(f"LP relaxation: ${bound:,.0f} ({relaxed.highs_seconds:.1f} s beside the greedy completion)")
-        if settled(start, bound, options.mip_gap, True) is None and clock.left(options):
-            found = relaxation_start(model, clock.left(options), budget(inputs), tried)
+        setup = translation_seconds(model)
+        if settled(start, bound, options.mip_gap, True) is None and clock.left(options, setup):
+            found = relaxation_start(model, clock.left(options, setup), budget(inputs), tried)
             if found is not None:
                 outcomes.append(found)
                 say(f"the LP relaxation's sites completed: ${found.objective:,.0f} ({found.seconds:.1f} s)")
@@ -231,15 +237,15 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
                 start, values = found, snapshot(model)
         if values is not None and start is not found:  # the LP's or the completion's values are in the model
             restore(model, values)
-    answer = settled(start, bound, options.mip_gap, clock.left(options) is not None)
+    answer = settled(start, bound, options.mip_gap, clock.left(options, translation_seconds(model)) is not None)
     if answer is not None:
         answer.seconds = sum(o.seconds for o in outcomes[first:])
         answer.highs_seconds = sum(o.highs_seconds for o in outcomes[first:])
         say(f"the start is the answer: {answer.termination}")
         return answer
     say("solving: cost")
-    timed = clock.left(options)
-    if timed is None:  # the greedy completion took the whole limit and found no design
+    timed = clock.left(options, translation_seconds(model))
+    if timed is None:  # the starts took the limit, or what is left of it would go in translating the model
         outcome = Outcome("no_solution", None, None, None, 0.0, "maxTimeLimit", stop=TIME_OUT)
     else:
         outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(inputs), start=start is not None)
