@@ -140,3 +140,32 @@ def test_cabling_rows_that_start_like_a_formula_are_quoted_in_any_batch():
     assert read[5][0] == "'=cmd" and read[5][8] == "'@SUM(A1)"
     assert read[6][8] == "a, -b" and read[0] == read[4] == [str(v) for v in plain]
     assert not any(cell[:1] in "=+-@\t\r" for row in read for cell in row)
+
+
+@pytest.mark.parametrize("case", ["plain", "escaped", "signed zeros", "bool", "no data"])
+def test_graphml_is_networkx_byte_for_byte(tmp_path, case):
+    """designer.outputs.graphml writes what nx.write_graphml writes, byte for byte: text to escape in names, keys and
+    values, repeated attribute dicts (made once), 0.0 beside -0.0 under one key (equal, two texts), a value of
+    another type (networkx itself writes that graph), nodes and edges without data."""
+    import networkx as nx
+
+    from designer.outputs.graphml import write_graphml
+
+    graph = nx.Graph(name="fabric & <co>")
+    for k in range(6):
+        graph.add_node(f"leaf-{k}", role="leaf", ports=32, site="a&b" if case == "escaped" else "a")
+    graph.add_node('sp"ine <1>' if case == "escaped" else "spine-1", role="spine", ports=6)
+    spine = next(n for n in graph if "ine" in n)
+    for k in range(6):
+        data = {"count": 1, "gbps": 400, "tier": "leaf_spine", "item": "OSFP 800G <DR8>" if case == "escaped" else "x"}
+        if case == "signed zeros":
+            data["length_m"] = -0.0 if k % 2 else 0.0
+        if case == "bool":
+            data["used"] = k % 2 == 0
+        graph.add_edge(f"leaf-{k}", spine, **data)
+    if case == "no data":
+        graph.add_node("lonely")
+        graph.add_edge("lonely", "leaf-0")
+    nx.write_graphml(graph, tmp_path / "networkx.graphml")
+    write_graphml(graph, tmp_path / "ours.graphml")
+    assert (tmp_path / "ours.graphml").read_bytes() == (tmp_path / "networkx.graphml").read_bytes()

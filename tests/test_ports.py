@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from designer.audit.checks import Catalog, audit, check_ports
-from designer.audit.fabric import build_site_graph, port_names
+from designer.audit.fabric import build_site_graph, port_name, port_names
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
 from designer.outputs.cabling import fabric_rows
@@ -85,6 +85,7 @@ def test_port_names_are_the_ports_port_places(down, gbps, up):
         expected.append(f"p{cage}" if lanes == 1 else f"p{cage}/{lane}")
     assert port_names(origin, 1, 12) == expected
     assert port_names(origin, 1, 5) + port_names(origin, 6, 7) == expected
+    assert [port_name(origin, k) for k in range(1, 13)] == expected
 
 
 def test_audit_fails_a_switch_short_of_cages():

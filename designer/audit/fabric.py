@@ -106,6 +106,13 @@ def port_names(origin: tuple[int, int, int], first: int, count: int) -> list[str
     return [f"p{offset + s // per_cage + 1}/{s % per_cage + 1}" for s in slots]
 
 
+def port_name(origin: tuple[int, int, int], k: int) -> str:
+    """port_names(origin, k, 1)[0], without the list (a fabric's million single links)."""
+    offset, before, per_cage = origin
+    s = before + k - 1
+    return f"p{offset + s + 1}" if per_cage == 1 else f"p{offset + s // per_cage + 1}/{s % per_cage + 1}"
+
+
 def device_prefix(site: str) -> str:
     return re.sub(r"\s+", "-", str(site).strip())
 

@@ -40,6 +40,7 @@ from designer.audit.fabric import (
     catalog,
     device_prefix,
     members,
+    port_name,
     port_names,
     site_graph,
 )
@@ -154,13 +155,20 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     classes: dict[float, str] = {}
     cables = itertools.count(1)
 
-    def ports(switch: str, up: bool, e: dict, count: int) -> list[str]:
-        first = taken[switch, up] + 1
-        taken[switch, up] += count
+    def origin(switch: str, up: bool, e: dict) -> tuple:
         key = (switch, up, e["gbps"])
         if key not in origins:
             origins[key] = cat.port_origin(nodes[switch], up, e["gbps"])
-        return port_names(origins[key], first, count)
+        return origins[key]
+
+    def ports(switch: str, up: bool, e: dict, count: int) -> list[str]:
+        first = taken[switch, up] + 1
+        taken[switch, up] += count
+        return port_names(origin(switch, up, e), first, count)
+
+    def next_port(switch: str, up: bool, e: dict) -> str:
+        taken[switch, up] += 1
+        return port_name(origin(switch, up, e), taken[switch, up])
 
     def share(switch: str, e: dict) -> str:
         key = (nodes[switch]["model"], e["gbps"], e["item"], e["kind"])
@@ -192,6 +200,10 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
             continue
         count, mesh = e["count"], e["tier"] == "leaf_leaf"
         low_share, low_rack = share(low, e), racks[low]
+        if count == 1:  # most switch-to-switch links of a large fabric: one row, no lists
+            yield [site, low, next_port(low, True, e), low_share, high, next_port(high, mesh, e), high_share,
+                   *common, 1, low_rack, high_rack, f"{prefix}-c{next(cables):07d}"]
+            continue
         for low_port, high_port, cable in zip(ports(low, True, e, count), ports(high, mesh, e, count),
                                               cable_ids(count)):
             yield [site, low, low_port, low_share, high, high_port, high_share, *common, 1, low_rack, high_rack, cable]

@@ -35,23 +35,30 @@ def write_graphml(graph: nx.Graph, path: Path) -> None:
             keys[k] = f"d{len(keys)}"
         return keys[k]
 
+    blocks: dict[tuple, str] = {}
+
+    def block(d: dict, scope: str) -> str:
+        """The data lines of an attribute dict, made once per distinct dict (a dict with a float each time: 0.0
+        and -0.0 are one key but two texts)."""
+        values = tuple(d.values())
+        kinds = tuple(map(type, values))
+        if float in kinds:
+            return "".join(f'  <data key="{key(k, x, scope)}">{text(x)}</data>\n' for k, x in d.items())
+        index = (scope, tuple(d), values, kinds)
+        if index not in blocks:
+            blocks[index] = "".join(f'  <data key="{key(k, x, scope)}">{text(x)}</data>\n' for k, x in d.items())
+        return blocks[index]
+
     graph_data = [(key(k, v, "graph"), v) for k, v in graph.graph.items()]
     parts = []
+    names = {}  # node -> its name as an attribute's text
     for n, d in graph.nodes(data=True):
-        name = n.translate(ATTRIBUTE)
-        if d:
-            parts.append(f'<node id="{name}">\n' + "".join(f'  <data key="{key(k, v, "node")}">{text(v)}</data>\n'
-                                                         for k, v in d.items()) + "</node>\n")
-        else:
-            parts.append(f'<node id="{name}"/>\n')
+        name = names[n] = escape(n, ATTRIBUTE)
+        parts.append(f'<node id="{name}">\n{block(d, "node")}</node>\n' if d else f'<node id="{name}"/>\n')
     for u, v, d in graph.edges(data=True):
-        ends = f'source="{u.translate(ATTRIBUTE)}" target="{v.translate(ATTRIBUTE)}"'
-        if d:
-            parts.append(f"<edge {ends}>\n" + "".join(f'  <data key="{key(k, x, "edge")}">{text(x)}</data>\n'
-                                                    for k, x in d.items()) + "</edge>\n")
-        else:
-            parts.append(f"<edge {ends}/>\n")
-    head = [HEAD] + [f'<key id="{i}" for="{scope}" attr.name="{name.translate(ATTRIBUTE)}" attr.type="{kind}"/>\n'
+        ends = f'source="{names[u]}" target="{names[v]}"'
+        parts.append(f"<edge {ends}>\n{block(d, 'edge')}</edge>\n" if d else f"<edge {ends}/>\n")
+    head = [HEAD] + [f'<key id="{i}" for="{scope}" attr.name="{escape(name, ATTRIBUTE)}" attr.type="{kind}"/>\n'
                      for (name, kind, scope), i in reversed(keys.items())]
     head.append('<graph edgedefault="undirected">' + "".join(f'<data key="{k}">{text(v)}</data>\n'
                                                              for k, v in graph_data))
@@ -62,7 +69,13 @@ def write_graphml(graph: nx.Graph, path: Path) -> None:
 
 
 def text(value) -> str:
-    return str(value).translate(TEXT)
+    return escape(str(value), TEXT)
+
+
+def escape(value: str, table: dict) -> str:
+    """``value`` with the characters of ``table`` replaced (str.translate, called only when one is there: most
+    text has none, and a translation costs as much as the rest of a line)."""
+    return value.translate(table) if "&" in value or "<" in value or ">" in value or '"' in value else value
 
 
 def plain(graph: nx.Graph) -> bool:
@@ -77,5 +90,7 @@ def plain(graph: nx.Graph) -> bool:
     for *_, d in graph.edges(data=True):
         values += d
         values += d.values()
+    if not set(map(type, values)) <= XML_TYPES.keys():  # types apart: a set of the values merges 1, 1.0 and True
+        return False
     return (all(type(n) is str and n and not UNSAFE.search(n) for n in names)
-            and all(type(v) in XML_TYPES and (type(v) is not str or (v and not UNSAFE.search(v))) for v in values))
+            and all(v and not UNSAFE.search(v) for v in set(values) if type(v) is str))
