@@ -294,3 +294,18 @@ def test_no_highs_run_whose_translation_would_overrun_the_limit(monkeypatch, ins
     solution = run.solve(inputs, SolveOptions(time_limit=60.0))
     assert time.perf_counter() - began < 66 and runs == []
     assert solution["status"] == "feasible" and audit(solution) == []
+
+
+def test_no_lp_process_where_its_file_cannot_be_written(monkeypatch, tmp_path, instance):
+    """A temporary folder that cannot be made leaves the solve without the LP's bound, never without its design:
+    the greedy completion goes on, the LP gives no outcome, and the solve answers as without a greedy plan's LP."""
+    import tempfile
+
+    inputs, data, model = instance
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing" / "folder"))
+    with Relaxation(model, list(model.open.values()) + list(model.y.values()), None, COST_SCALE) as lp:
+        start = greedy_start(model, data, SolveOptions(), None, translated=lp.launch)
+        assert start is not None and lp.launched and lp.process is None
+        assert lp.result() is None
+    solution = run.solve(inputs, SolveOptions(mip_gap=0.01))
+    assert solution["status"] == "optimal" and audit(solution) == []

@@ -35,8 +35,8 @@ class Relaxation:
     def __init__(self, model, freed: list, ends: float | None, scale: float):
         self.model, self.freed, self.ends, self.scale = model, freed, ends, scale
         self.process: subprocess.Popen | None = None
-        self.columns: dict = {}
-        self.folder = tempfile.TemporaryDirectory(prefix="designer-lp-")
+        self.launched = False
+        self.folder: tempfile.TemporaryDirectory | None = None
 
     def __enter__(self):
         return self
@@ -45,13 +45,16 @@ class Relaxation:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
-        self.folder.cleanup()
+        if self.folder is not None:
+            self.folder.cleanup()
 
     def launch(self, translated: highspy.Highs, columns: dict) -> None:
-        """Write the translated model with the freed variables' domain bounds and start the LP's process."""
-        if self.process is not None:
+        """Write the translated model with the freed variables' domain bounds and start the LP's process. A file or
+        process that cannot be made (a full temporary folder, no room for a process) leaves the solve without the
+        LP, as a plan without a completion does: never without its design."""
+        if self.launched:
             return
-        self.columns = columns
+        self.launched = True
         freed = [v for v in self.freed if id(v) in columns]
         lp = highspy.Highs()
         lp.setOptionValue("output_flag", False)
@@ -60,15 +63,19 @@ class Relaxation:
             lp.changeColsBounds(len(freed), np.array([columns[id(v)] for v in freed], dtype=np.int32),
                                 np.array([v.lb for v in freed], dtype=float),
                                 np.array([v.ub for v in freed], dtype=float))
-        folder = Path(self.folder.name)
-        lp.writeModel(str(folder / "model.mps"))
-        time_limit = None if self.ends is None else self.ends - time.perf_counter()
-        request = {"model": str(folder / "model.mps"), "time_limit": time_limit,
-                   "columns": [columns[id(v)] for v in self.model.open.values()]}
-        (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
-        self.process = subprocess.Popen([*self.command, str(folder / "request.json")],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        text=True)
+        try:
+            self.folder = tempfile.TemporaryDirectory(prefix="designer-lp-")
+            folder = Path(self.folder.name)
+            if lp.writeModel(str(folder / "model.mps")) == highspy.HighsStatus.kError:
+                return
+            time_limit = None if self.ends is None else self.ends - time.perf_counter()
+            request = {"model": str(folder / "model.mps"), "time_limit": time_limit,
+                       "columns": [columns[id(v)] for v in self.model.open.values()]}
+            (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
+            self.process = subprocess.Popen([*self.command, str(folder / "request.json")], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            self.process = None
 
     def result(self):
         """The LP's Outcome (status optimal with its cost as ``bound``; its values of ``model.open`` put in the
