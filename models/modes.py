@@ -283,6 +283,19 @@ def cage_gbps(switch_row) -> int:
     return int(pool_gbps(switch_row) // switch_cages(switch_row))
 
 
+@functools.lru_cache(maxsize=16)
+def cage_speeds(inputs) -> dict[str, int]:
+    """cage_gbps of each switch model (the enumeration asks a million times at 60 models)."""
+    return {name: cage_gbps(row) for name, row in switch_rows(inputs).items()}
+
+
+@functools.lru_cache(maxsize=256)
+def has_dci_router(inputs, family: str, gbps: int) -> bool:
+    """A DCI router (role dci) of the switch family with a port at ``gbps`` is in the catalog."""
+    return any("dci" in row["roles"] and row["family"] == family and gbps in row["port_modes"]
+               for row in switch_rows(inputs).values())
+
+
 def power_cap_mw(inputs, site: str) -> float:
     """The facility power site ``site`` may use: power_mw x (1 - power_headroom)."""
     share = float(inputs.project.get("power_headroom") or 0.0)
@@ -422,7 +435,7 @@ def _cabled(inputs, fabric: Mode, floors: SiteFloors, reject, max_latency) -> li
     for all_lengths, sites in groups:
         lengths = dict(all_lengths)
         attach = attach_cables(inputs, fabric, lengths.pop(ATTACH))
-        cage = {role: cage_gbps(switch_rows(inputs)[model]) for role, model in
+        cage = {role: cage_speeds(inputs)[model] for role, model in
                 (("leaf", fabric.leaf), ("spine", fabric.spine), ("core", fabric.core)) if model}
         tiers = [("node_leaf", fabric.g0, lengths["node_leaf"], (cage["leaf"],))]
         if fabric.topology == "leaf_mesh" and fabric.tiers == 2:
@@ -457,11 +470,9 @@ def attach_cables(inputs, fabric: Mode, length_m: float) -> tuple[Cable, ...]:
     """Cables for DCI router-to-leaf links of ``fabric``: a router port at the NIC speed takes a leaf down port
     as a NIC does (the item fills the leaf's cage); none when no DCI router (role dci) is of the leaf's family
     with a port at that speed."""
-    leaf_family = switch_rows(inputs)[fabric.leaf]["family"]
-    routers = [row for row in switch_rows(inputs).values()
-               if "dci" in row["roles"] and row["family"] == leaf_family and fabric.g0 in row["port_modes"]]
-    cages = (cage_gbps(switch_rows(inputs)[fabric.leaf]),)
-    return cable_options(inputs, ATTACH, fabric.g0, length_m, cages) if routers else ()
+    if not has_dci_router(inputs, switch_rows(inputs)[fabric.leaf]["family"], fabric.g0):
+        return ()
+    return cable_options(inputs, ATTACH, fabric.g0, length_m, (cage_speeds(inputs)[fabric.leaf],))
 
 
 def _path_m(fabric: Mode, lengths: dict) -> float:

@@ -115,12 +115,14 @@ class ModelData:
                 and (self.workload is None or self.intra_s[s, i] <= self.workload["t_max_s"])]
 
     def site_most_gpus(self) -> dict[str, int]:
-        """Most GPUs each site holds in any mode it is offered."""
-        most = dict.fromkeys(self.sites, 0)
+        """Most GPUs each site holds in any mode it is offered: max_i min(cap_i, L_s) = min(max_i cap_i, L_s) over
+        the pairs (site s, mode i), so the sizes of the modes offered at each site first (a million pairs before
+        the pruning at 60 switch models)."""
+        caps = dict.fromkeys(self.sites, 0)
         for s, i in self.pairs():
-            most[s] = max(most[s], self.node_limit(s, i))
+            caps[s] = max(caps[s], self.modes[i].node_cap)
         gpn = int(self.node["gpus_per_node"])
-        return {s: gpn * n for s, n in most.items()}
+        return {s: gpn * min(cap, self.site_node_limit(s)) if cap else 0 for s, cap in caps.items()}
 
     def most_gpus(self) -> int:
         """Most GPUs any design holds: the max_sites sites that hold the most, each at its most (a bound that
