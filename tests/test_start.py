@@ -309,3 +309,17 @@ def test_no_lp_process_where_its_file_cannot_be_written(monkeypatch, tmp_path, i
         assert lp.result() is None
     solution = run.solve(inputs, SolveOptions(mip_gap=0.01))
     assert solution["status"] == "optimal" and audit(solution) == []
+
+
+def test_no_start_when_the_limit_is_used_up_before_the_cost_stage(monkeypatch, instance):
+    """A cost stage that begins with no time left (min_latency's probes took it) starts no greedy completion with
+    a fresh limit: it stops with the limit's reason."""
+    from designer.errors import NoSolution
+
+    inputs, data, model = instance
+    starts = []
+    monkeypatch.setattr(run, "greedy_start", lambda *a, **kw: starts.append(a))
+    clock = run.Clock(1.0, start=time.perf_counter() - 2.0)
+    with pytest.raises(NoSolution, match="time limit"):
+        run.cost_solve(model, inputs, data, SolveOptions(time_limit=1.0), clock, lambda _m: None, [])
+    assert starts == []

@@ -213,7 +213,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     first = len(outcomes)
     freed = list(model.open.values()) + list(model.y.values())
     with Relaxation(model, freed, clock.ends, COST_SCALE) as lp:
-        start = greedy_start(model, data, clock.left(options) or options, budget(inputs), translated=lp.launch)
+        timed = clock.left(options)  # None: the limit is used up (min_latency's probes), no start and no LP
+        start = greedy_start(model, data, timed, budget(inputs), translated=lp.launch) if timed else None
         values = None
         if start is not None:
             outcomes.append(start)
