@@ -198,13 +198,17 @@ def test_greedy_grows_from_another_site_when_the_cheapest_is_cut_off(tmp_path):
     assert sorted(opened(design(tmp_path, book))) == ["b", "c"]
 
 
-def test_the_lp_relaxation_bounds_the_optimum_and_guides_a_start(instance):
-    """The LP relaxation, solved in its own process on the model the greedy completion translated (the plan's
-    fixed decisions freed again), is the model's own LP: its cost equals that of the model with every integer
+@pytest.mark.parametrize("beside", [True, False])
+def test_the_lp_relaxation_bounds_the_optimum_and_guides_a_start(monkeypatch, instance, beside):
+    """The LP relaxation, solved on the model the greedy completion translated (the plan's fixed decisions freed
+    again) in its own process or, small, in this one, is the model's own LP: its cost equals that of the model with every integer
     domain relaxed, solved here, and is below HiGHS's proven optimum; completing its sites (open where it opens
     them fully, closed where it leaves them closed) gives a design at or above the optimum, opening the LP's fully
     open sites, and leaves no variable fixed."""
+    import designer.solve.relaxation as relaxation
+
     _inputs, data, model = instance
+    monkeypatch.setattr(relaxation, "BESIDE_COLUMNS", 0 if beside else 10**9)
     optimum = run_highs(model, SolveOptions(), COST_SCALE)
     relaxed_model = model.clone()
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(relaxed_model)
@@ -212,6 +216,7 @@ def test_the_lp_relaxation_bounds_the_optimum_and_guides_a_start(instance):
     with Relaxation(model, list(model.open.values()) + list(model.y.values()), None, COST_SCALE) as lp:
         assert greedy_start(model, data, SolveOptions(), None, translated=lp.launch) is not None
         relaxed = lp.result()
+    assert (lp.process is not None) == beside
     assert relaxed.status == "optimal" and relaxed.bound == pytest.approx(lp_here.objective, rel=1e-9)
     assert relaxed.bound <= optimum.bound * (1 + 1e-9) and relaxed.bound <= optimum.objective
     assert [model.open[s].value for s in model.S] == pytest.approx([relaxed_model.open[s].value for s in model.S],
@@ -232,6 +237,7 @@ def test_an_lp_process_that_does_not_answer_is_stopped_at_its_limit(monkeypatch,
     _inputs, _data, model = instance
     monkeypatch.setattr(relaxation.Relaxation, "command", (sys.executable, "-c", "import time; time.sleep(60)"))
     monkeypatch.setattr(relaxation, "GUARD", 0.2)
+    monkeypatch.setattr(relaxation, "BESIDE_COLUMNS", 0)
     with Relaxation(model, [], 0.3, COST_SCALE) as lp:
         assert lp.result() is None
         run_highs(model, SolveOptions(), COST_SCALE, translated=lp.launch)
@@ -301,8 +307,11 @@ def test_no_lp_process_where_its_file_cannot_be_written(monkeypatch, tmp_path, i
     the greedy completion goes on, the LP gives no outcome, and the solve answers as without a greedy plan's LP."""
     import tempfile
 
+    import designer.solve.relaxation as relaxation
+
     inputs, data, model = instance
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing" / "folder"))
+    monkeypatch.setattr(relaxation, "BESIDE_COLUMNS", 0)
     with Relaxation(model, list(model.open.values()) + list(model.y.values()), None, COST_SCALE) as lp:
         start = greedy_start(model, data, SolveOptions(), None, translated=lp.launch)
         assert start is not None and lp.launched and lp.process is None

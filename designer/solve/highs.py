@@ -225,6 +225,11 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
     return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop)
 
 
+def scheduler_threads() -> int:
+    """The thread count of HiGHS's scheduler in this process: another HiGHS run here must ask for the same."""
+    return _scheduler_threads or THREADS
+
+
 def translation_seconds(model) -> float:
     """What a HiGHS run of ``model`` spends before HiGHS starts (Pyomo's translation), as its last run did; 0 before
     the first. 233k variables and 366k rows: 21 s, a run a time limit must leave room for."""

@@ -227,7 +227,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         outcomes.append(relaxed)
         bound = relaxed.bound
     if bound is not None:
-        say(f"LP relaxation: ${bound:,.0f} ({relaxed.highs_seconds:.1f} s beside the greedy completion)")
+        say(f"LP relaxation: ${bound:,.0f} (HiGHS {relaxed.highs_seconds:.1f} s, {relaxed.seconds:.1f} s waited for)")
         setup = translation_seconds(model)
         if settled(start, bound, options.mip_gap, True) is None and clock.left(options, setup):
             found = relaxation_start(model, clock.left(options, setup), budget(inputs), tried)
