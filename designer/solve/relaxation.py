@@ -5,8 +5,8 @@ values of the site decisions guide a second start (designer.solve.start.relaxati
 completion's run translated (GuardedHighs ``translated``: fixed variables stay columns), with the bounds of the
 decisions the plan fixed put back; it goes to the second process as an MPS file, and that process (``main``,
 ``python -m designer.solve.relaxation``) imports highspy only; a small LP is solved at once in this process
-(BESIDE_COLUMNS). On two cores the two solves overlap: 50 candidate
-sites, 1M GPUs, the completion 11-12 s of HiGHS and the LP 10-13 s, 31 s one after the other, 15 s side by side.
+(BESIDE_COLUMNS). On two cores the two solves overlap: 50 candidate sites, 1M GPUs, the completion 11-12 s of
+HiGHS and the LP 10-13 s, 31 s one after the other, 15 s side by side.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ BESIDE_COLUMNS = 5_000
 class Relaxation:
     """The LP relaxation of ``model`` in a process of its own: ``launch`` (the completion's ``translated``
     callback) starts it on the translated model, once (an LP of fewer than BESIDE_COLUMNS columns is solved there
-    and then, in this process); ``result`` waits for it and returns its Outcome; leaving
-    the ``with`` block stops it if it still runs and removes its file. ``freed``: the variables whose bounds the
-    LP takes from their domains (the decisions a start fixes); ``ends``: when the solve's time is up (perf_counter
-    seconds, None for no limit), the LP's time limit and the end of the wait for it."""
+    and then, in this process); ``result`` waits for it and returns its Outcome; leaving the ``with`` block stops
+    it if it still runs and removes its file. ``freed``: the variables whose bounds the LP takes from their domains
+    (the decisions a start fixes); ``ends``: when the solve's time is up (perf_counter seconds, None for no
+    limit), the LP's time limit and the end of the wait for it."""
 
     command = (sys.executable, "-m", __name__)  # the LP's process, given the request file's path
 
