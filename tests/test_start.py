@@ -61,14 +61,17 @@ def test_a_start_is_the_incumbent_highs_returns_when_stopped_at_once(instance):
 
 def test_guard_stops_highs_as_a_time_limit(instance):
     """A deadline already past: the timer asks HiGHS to stop at once, and the stop reads as a time limit
-    (no design yet: no_solution with the limit in words), never as a failure or as Ctrl-C."""
+    (no design yet: no_solution with the limit in words), never as a failure or as Ctrl-C. Called directly, the
+    solver still records the translation's own time (from its solve call), not the time since some earlier mark."""
     import designer.solve.highs as highs
 
     _inputs, _data, model = instance
     guarded = highs.GuardedHighs()
     guarded.deadline = time.perf_counter() - 1
+    began = time.perf_counter()
     results = guarded.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False,
                             solver_options={"presolve": "off"})
+    assert 0 < highs.translation_seconds(model) <= time.perf_counter() - began
     assert guarded.guarded
     assert results.termination_condition.name in ("maxTimeLimit", "convergenceCriteriaSatisfied")
     status, stop = highs.outcome_status(results.termination_condition, False)

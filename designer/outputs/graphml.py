@@ -37,16 +37,19 @@ def write_graphml(graph: nx.Graph, path: Path) -> None:
 
     blocks: dict[tuple, str] = {}
 
+    def lines(d: dict, scope: str) -> str:
+        return "".join(f'  <data key="{key(k, x, scope)}">{text(x)}</data>\n' for k, x in d.items())
+
     def block(d: dict, scope: str) -> str:
-        """The data lines of an attribute dict, made once per distinct dict (a dict with a float each time: 0.0
-        and -0.0 are one key but two texts)."""
+        """lines(d, scope), made once per distinct dict (a dict with a float each time: 0.0 and -0.0 are one key
+        but two texts)."""
         values = tuple(d.values())
         kinds = tuple(map(type, values))
         if float in kinds:
-            return "".join(f'  <data key="{key(k, x, scope)}">{text(x)}</data>\n' for k, x in d.items())
+            return lines(d, scope)
         index = (scope, tuple(d), values, kinds)
         if index not in blocks:
-            blocks[index] = "".join(f'  <data key="{key(k, x, scope)}">{text(x)}</data>\n' for k, x in d.items())
+            blocks[index] = lines(d, scope)
         return blocks[index]
 
     graph_data = [(key(k, v, "graph"), v) for k, v in graph.graph.items()]

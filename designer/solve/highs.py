@@ -83,10 +83,14 @@ class GuardedHighs(Highs):
     guarded: bool = False  # the timer stopped HiGHS
     given: float | None = None  # the time limit HiGHS was given (s)
     translated = None  # callable(highspy.Highs, dict) or None
-    called = 0.0  # perf_counter when the run was asked for (set_instance, the translation, follows)
+    called = 0.0  # perf_counter when solve was called (set_instance, the translation, follows)
 
     def __init__(self, **kwds):
         super().__init__(**{"treat_fixed_vars_as_params": False, **kwds})
+
+    def solve(self, model, **kwds):
+        self.called = time.perf_counter()
+        return super().solve(model, **kwds)
 
     def _solve(self):
         TRANSLATION[self._model] = time.perf_counter() - self.called
@@ -207,7 +211,7 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
         # HiGHS keeps one thread scheduler per process and refuses a run asking for another thread count.
         highspy.Highs.resetGlobalScheduler(True)
         _scheduler_threads = threads
-    began = solver.called = time.perf_counter()
+    began = time.perf_counter()
     res = solver.solve(model, **config)
     seconds = time.perf_counter() - began
     tc = res.termination_condition
