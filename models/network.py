@@ -53,6 +53,9 @@ class ModelData:
     workload: dict | None = None  # models.workload.parameters, when the workbook has a workload
     intra_s: dict = field(default_factory=dict)  # (site, mode) -> bound on the intra-site all-reduce time
     multiplier: dict = field(default_factory=dict)  # mode -> switch-count multiplier (planes x rails)
+    # the (site, mode) pairs offered, when only some are (a completion of chosen modes, designer.solve.start);
+    # None for all that apply
+    chosen: frozenset | None = None
     _limits: dict | None = field(default=None, repr=False)
     _attachments: dict = field(default_factory=dict, repr=False)  # site -> most_attachments, read per (site, mode)
     _support_m: dict = field(default_factory=dict, repr=False)  # site -> support_lengths
@@ -109,10 +112,12 @@ class ModelData:
         return min(self.modes[i].node_cap, self.node_limit(s, i) + self.most_attachments(s))
 
     def pairs(self) -> list[tuple[str, int]]:
-        """The (site, mode) pairs the model offers: the mode's cables are the site's, and its intra-site
-        all-reduce bound is within the workload's step (when a workload is given)."""
+        """The (site, mode) pairs the model offers: the mode's cables are the site's, its intra-site
+        all-reduce bound is within the workload's step (when a workload is given), and it is chosen (when
+        ``chosen`` is given)."""
         return [(s, i) for s in self.sites for i in range(len(self.modes)) if s in self.modes[i].sites
-                and (self.workload is None or self.intra_s[s, i] <= self.workload["t_max_s"])]
+                and (self.workload is None or self.intra_s[s, i] <= self.workload["t_max_s"])
+                and (self.chosen is None or (s, i) in self.chosen)]
 
     def site_most_gpus(self) -> dict[str, int]:
         """Most GPUs each site holds in any mode it is offered: max_i min(cap_i, L_s) = min(max_i cap_i, L_s) over

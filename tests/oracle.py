@@ -53,8 +53,9 @@ class Rules:
     are wider readings, used to look for cheaper designs the MILP's choices rule out.
 
     - ``levels``: "grid": a tier's port split is the one (most down ports, then fewest up) at each
-      oversubscription level in LEVEL_GRID up to the limit and at the limit itself; "every": at every
-      level a split can have up to the limit.
+      oversubscription level in LEVEL_GRID up to the limit and at the limit itself; "every": for every
+      up-port count, the most down ports within the limit (a split may leave ports dark: fewer uplinks
+      can stripe over fewer spines).
     - ``uplinks``: "any": any speed both switches have; "not_slower": a tier's uplinks run at least as
       fast as its downlinks (the MILP's reading until four 200G uplinks were found cheaper than two 400G).
     """
@@ -169,9 +170,10 @@ def _best(options) -> tuple[int, int] | None:
 def _split_set(options, ratio, limit: float, rules: Rules) -> set:
     """The splits of ``options`` (d, u) used: the best (most down ports, then fewest up) at each level up to
     the limit; ``ratio(d, u)`` is a split's oversubscription."""
+    if rules.levels == "every":  # each up-port count with the most down ports it takes within the limit
+        return {_best([(d, uu) for d, uu in options if uu == u and ratio(d, uu) <= limit + EPS])
+                for u in {u for d, u in options if ratio(d, u) <= limit + EPS}}
     levels = {lv for lv in LEVEL_GRID if lv <= limit} | {limit}
-    if rules.levels == "every":  # every ratio a split can have within the limit is a level
-        levels |= {ratio(d, u) for d, u in options if ratio(d, u) <= limit + EPS}
     found = (_best([(d, u) for d, u in options if ratio(d, u) <= level + EPS]) for level in sorted(levels))
     return {x for x in found if x is not None}
 

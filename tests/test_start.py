@@ -59,6 +59,40 @@ def test_a_start_is_the_incumbent_highs_returns_when_stopped_at_once(instance):
     assert stopped.objective <= start.objective * (1 + 1e-9)
 
 
+def test_a_large_model_is_completed_on_its_chosen_modes(monkeypatch, instance):
+    """Above CHOSEN_ONLY variables the plan is completed on a model of its chosen (site, mode) pairs alone: the
+    same design cost as completing it in the whole model (both to HiGHS's default gap), its values a design of the
+    whole model (the check HiGHS's start passes: not refused, and HiGHS stopped at once returns no worse)."""
+    import designer.solve.start as start_module
+
+    _inputs, data, model = instance
+    whole = greedy_start(model, data, SolveOptions(), cutoff=None)
+    monkeypatch.setattr(start_module, "CHOSEN_ONLY", 0)
+    for var in model.component_data_objects(pyo.Var):
+        if not var.fixed:
+            var.set_value(None, skip_validation=True)
+    chosen = greedy_start(model, data, SolveOptions(), cutoff=None)
+    assert chosen is not None and chosen.objective == pytest.approx(whole.objective, rel=2e-4)
+    assert not any(var.fixed for var in model.y.values())
+    stopped = run_highs(model, SolveOptions(time_limit=1e-3), COST_SCALE, start=True)
+    assert not stopped.start_refused
+    assert stopped.objective is not None and stopped.objective <= chosen.objective * (1 + 1e-9)
+
+
+def test_a_start_that_is_not_a_design_of_the_model_is_refused(instance):
+    """A start breaking one bound of the model is not given to HiGHS and never kept as the answer (better_of)."""
+    from designer.solve.start import better_of, snapshot
+
+    _inputs, data, model = instance
+    start = greedy_start(model, data, SolveOptions(), cutoff=None)
+    used = next(key for key in model.SM if round(model.y[key].value) == 1)
+    model.nodes[used].set_value(model.nodes[used].ub + 5, skip_validation=True)
+    values = snapshot(model)
+    stopped = run_highs(model, SolveOptions(time_limit=1e-3), COST_SCALE, start=True)
+    assert stopped.start_refused
+    assert better_of(stopped, start, values) is stopped
+
+
 def test_guard_stops_highs_as_a_time_limit(instance):
     """A deadline already past: the timer asks HiGHS to stop at once, and the stop reads as a time limit
     (no design yet: no_solution with the limit in words), never as a failure or as Ctrl-C. Called directly, the

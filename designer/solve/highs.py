@@ -10,6 +10,7 @@ import weakref
 from dataclasses import dataclass
 
 import highspy
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
@@ -46,6 +47,7 @@ class Outcome:
     termination: str
     highs_seconds: float = 0.0  # HiGHS's own run time, without Pyomo's translation
     stop: str = ""  # no_solution and failed: why HiGHS stopped without a design, in words
+    start_refused: bool = False  # the start given breaks a row, bound or integrality of the model (not given)
 
 
 # HiGHS's threads when --threads is not given. Its MIP search runs on one worker (HiGHS 1.15) whatever the count,
@@ -81,6 +83,7 @@ class GuardedHighs(Highs):
     ends: float | None = None
     deadline: float | None = None
     guarded: bool = False  # the timer stopped HiGHS
+    refused: bool = False  # the start broke the translated model (start_violation) and was not given
     given: float | None = None  # the time limit HiGHS was given (s)
     translated = None  # callable(highspy.Highs, dict) or None
     called = 0.0  # perf_counter when solve was called (set_instance, the translation, follows)
@@ -121,6 +124,9 @@ class GuardedHighs(Highs):
         for var in self._model.component_data_objects(pyo.Var, descend_into=True):
             if id(var) in columns and var.value is not None:
                 values[columns[id(var)]] = float(var.value)
+        if start_violation(self._solver_model, values) > 0:
+            self.refused = True
+            return
         solution = highspy.HighsSolution()
         solution.col_value = values
         solution.value_valid = True
@@ -132,6 +138,36 @@ class GuardedHighs(Highs):
             results.termination_condition = (TerminationCondition.maxTimeLimit if self.guarded
                                               else TerminationCondition.interrupted)
         return results
+
+
+def start_violation(solver: highspy.Highs, values: list[float], tolerance: float = 1e-6) -> float:
+    """The most by which ``values`` (one per column) break a row, a column bound or an integrality of the model
+    translated in ``solver``, beyond ``tolerance`` (relative to the bound, HiGHS's MIP feasibility tolerance); 0
+    when they are a design of it. A start is checked here before HiGHS is given it, so a start that is not a
+    design of this model (one completed on another model, designer.solve.start) is never kept as the answer."""
+    lp = solver.getLp()
+    x = np.asarray(values, dtype=float)
+    matrix = lp.a_matrix_
+    starts, index = np.asarray(matrix.start_), np.asarray(matrix.index_, dtype=np.int64)
+    coefficients = np.asarray(matrix.value_, dtype=float)
+    if matrix.format_ == highspy.MatrixFormat.kColwise:
+        terms = coefficients * np.repeat(x, np.diff(starts))
+        rows = np.bincount(index, weights=terms, minlength=lp.num_row_)
+    else:
+        rows = np.bincount(np.repeat(np.arange(lp.num_row_), np.diff(starts)), weights=coefficients * x[index],
+                           minlength=lp.num_row_)
+
+    def beyond(value, lower, upper):
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        with np.errstate(invalid="ignore"):
+            over = np.maximum(lower - value - tolerance * np.maximum(1, np.abs(lower)),
+                              value - upper - tolerance * np.maximum(1, np.abs(upper)))
+        return float(np.max(np.nan_to_num(over, nan=0.0, neginf=0.0), initial=0.0))
+
+    integer = np.asarray([t != highspy.HighsVarType.kContinuous for t in lp.integrality_], dtype=bool)
+    fraction = float(np.max(np.abs(x[integer] - np.round(x[integer])), initial=0.0)) if len(integer) else 0.0
+    return max(beyond(rows, lp.row_lower_, lp.row_upper_), beyond(x, lp.col_lower_, lp.col_upper_),
+               fraction - tolerance if fraction > tolerance else 0.0)
 
 
 # Why HiGHS stopped without a design when it proved nothing: a limit the planner can raise (no_solution),
@@ -226,7 +262,7 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
         gap = abs(obj - bound) / max(abs(obj), 1e-9)
     status, stop = outcome_status(tc, has_solution)
     highs_seconds = float(solver._solver_model.getRunTime()) if getattr(solver, "_solver_model", None) else seconds
-    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop)
+    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop, solver.refused)
 
 
 def scheduler_threads() -> int:
