@@ -37,7 +37,7 @@ import pyomo.environ as pyo
 
 from models.intersite import fiber_gbps
 from models.modes import TOPOLOGY_VARIANTS, floor_capacity, power_cap_mw
-from models.network import nic_gbps_per_node, site_capacity
+from models.network import define_latency, nic_gbps_per_node, site_capacity
 
 MILLION = 1e6
 # resources and limits weigh 1; what the job asks weighs more, changed only when the rest would take far more:
@@ -165,6 +165,7 @@ def add_elastic(m, data, limits: Limits, weights: dict | None = None) -> None:
         cost_scale = max(1.0, node_price * limits.gpus_required / gpn)
     if "max_fabric_latency_us" in limits.lifted:
         cap = float(limits.max_fabric_latency_us)
+        define_latency(m, data)
         m.slack_latency = pyo.Var(domain=pyo.NonNegativeReals)
         m.elastic_latency = pyo.Constraint(expr=m.worst_latency <= cap + m.slack_latency)
         terms.append(w["latency"] * m.slack_latency / cap)

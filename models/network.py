@@ -191,9 +191,12 @@ def has_spine_options(mode: Mode) -> bool:
 # --------------------------------------------------------------------------------------------
 
 def build_model(data: ModelData, bounds: bool = True) -> pyo.ConcreteModel:
-    """The full MILP with expressions ``capex``, ``energy`` and ``worst_latency``; no objective yet. ``bounds``:
-    the integer counts' bounds (define_bounds), which read the rows' needs as they are; an elastic model, whose
-    slacks lower those needs, goes without them."""
+    """The full MILP with expressions ``capex`` and ``energy``; no objective yet. ``bounds``: the integer counts'
+    bounds (define_bounds), which read the rows' needs as they are; an elastic model, whose slacks lower those
+    needs, goes without them. The worst latency (define_latency) is added by what reads it: min_latency is
+    searched over modes filtered by latency (designer.solve.prepare.at_most), so the cost stage never does, and its
+    rows (levels x sites, each over the modes at or above its level: 1.8M nonzeros with 60 switch models) would
+    only weigh on the translation and the LP."""
     m = pyo.ConcreteModel(name="designer")
     m.data = data
     define_sets(m, data)
@@ -220,7 +223,6 @@ def build_model(data: ModelData, bounds: bool = True) -> pyo.ConcreteModel:
     define_fiber_plant(m, data)
     define_power(m, data)
     define_cost(m, data)
-    define_latency(m, data)
     if bounds:
         define_bounds(m, data)
     return m
@@ -529,10 +531,9 @@ def define_count_limits(m, data: ModelData) -> None:
         -data.modes[i].u2 * most_aggs(s, i) // data.modes[i].core_ports) * m.y[s, i])
     if not data.inter.routes:
         return
-    sw = data.inputs.switches
-    family = {k: sw.loc[k, "family"] for k in m.K}
+    family = data.inputs.switches["family"].to_dict()
     m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(m, s, k) * sum(
-        m.y[s, i] for i in m.modes_at[s] if sw.loc[data.modes[i].leaf, "family"] == family[k]))
+        m.y[s, i] for i in m.modes_at[s] if family[data.modes[i].leaf] == family[k]))
 
 
 def most_routers(m, s, k) -> int:
@@ -1141,12 +1142,12 @@ def add_budget_row(m, budget_usd: float, energy_share: float = 1.0) -> None:
     m.budget = pyo.Constraint(expr=(m.capex + energy_share * m.energy) / COST_SCALE <= budget_usd / COST_SCALE)
 
 
-def set_objective(m, kind: str) -> None:
-    """min_cost: capex + energy. min_latency stage: worst_latency (cost breaks ties in a second solve)."""
+def set_objective(m) -> None:
+    """The cost objective, capex + energy in millions (COST_SCALE): the one objective the model is solved for
+    (min_latency is a search over latency levels, each a cost solve)."""
     if hasattr(m, "obj"):
         m.del_component(m.obj)
-    expr = m.total_cost / COST_SCALE if kind == "cost" else m.worst_latency
-    m.obj = pyo.Objective(expr=expr, sense=pyo.minimize)
+    m.obj = pyo.Objective(expr=m.total_cost / COST_SCALE, sense=pyo.minimize)
 
 
 def define_bounds(m, data: ModelData) -> None:

@@ -545,7 +545,7 @@ def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
     book["coherent"].append(dict(ZR, name="zr400-dearer", price_usd=6_000))  # an optic each route leaves unused
     data = prepare_data(load_inputs(write_workbook(tmp_path / "plan.xlsx", book)))
     model = build_model(data)
-    set_objective(model, "cost")
+    set_objective(model)
     assert run_highs(model, Options(mip_gap=1e-9)).status == "optimal"
     assert {s for s in model.S if round(model.open[s].value)} == {"a", "b"}
     unused = {(s, i) for s, i in model.SM if round(model.y[s, i].value) == 0}

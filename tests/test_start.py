@@ -29,7 +29,7 @@ def instance():
     inputs = load_inputs(EXAMPLE)
     data = prepare_data(inputs)
     model = build_model(data)
-    set_objective(model, "cost")
+    set_objective(model)
     return inputs, data, model
 
 

@@ -302,7 +302,7 @@ def cheapest_at(sized, level: float) -> dict | None:
 
     data = prepare_data(sized, step_cap=level)
     model = build_model(data)
-    set_objective(model, "cost")
+    set_objective(model)
     budget = sized.project.get("budget_usd")
     outcome = run_highs(model, SolveOptions(), COST_SCALE, cutoff=None if budget is None else float(budget))
     if outcome.status != "optimal":

@@ -157,7 +157,7 @@ def _percentage(inputs, options) -> dict | None:
     if not data.modes:
         return None
     model = build_model(data)
-    set_objective(model, "cost")
+    set_objective(model)
     budget = inputs.project.get("budget_usd")
     outcome = run_highs(model, SolveOptions(mip_gap=1.0, threads=getattr(options, "threads", None),
                                             time_limit=getattr(options, "time_limit", None) or 120.0), COST_SCALE,

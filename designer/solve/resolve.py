@@ -60,7 +60,7 @@ def cheapest(inputs, chosen: dict | None, options: SolveOptions, latency_cap: fl
         top = "; ".join([f"{reason} ({n})" for reason, n in data.modeset.filtered.most_common() if n][:2])
         return Variant("infeasible", why=f"no fabric mode: {top}", seconds=time.perf_counter() - began)
     model = build_model(data)
-    set_objective(model, "cost")
+    set_objective(model)
     start = design_start(model, data, chosen, options, cutoff) if chosen else None
     if start is None:
         start = greedy_start(model, data, options, cutoff)
@@ -117,7 +117,7 @@ def cheaper_than(inputs, threshold: float, options: SolveOptions, latency_cap: f
     if not data.modes:
         return False, None
     model = build_model(data)
-    set_objective(model, "cost")
+    set_objective(model)
     limit = threshold if cutoff is None else min(threshold, cutoff)
     outcome = run_highs(model, options, COST_SCALE, cutoff=limit)
     if outcome.status == "infeasible":

@@ -86,7 +86,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints "
         f"({timings['build_s']:.1f} s)")
     if options.export_model:
-        set_objective(model, "cost")
+        set_objective(model)
         if budget(inputs) is not None:
             add_budget_row(model, budget(inputs))
         model.write(str(options.export_model), io_options={"symbolic_solver_labels": True})
@@ -150,7 +150,7 @@ def solve_levels(inputs, options: SolveOptions, clock: Clock, say) -> dict:
             raise Infeasible(no_mode_reason(data), {"modes": data.modeset.summary()})
         model = build_model(data)
         if probe:
-            set_objective(model, "cost")
+            set_objective(model)
             timed = clock.left(SolveOptions(mip_gap=1.0, threads=options.threads))
             if timed is None:
                 raise NoSolution("the time limit ran out during the training objective's search")
@@ -209,7 +209,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     first); the cheaper of them is the answer when the LP's bound proves it
     within the gap, else HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the
     planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
-    set_objective(model, "cost")
+    set_objective(model)
     first = len(outcomes)
     freed = list(model.open.values()) + list(model.y.values())
     with Relaxation(model, freed, clock.ends, COST_SCALE) as lp:
@@ -293,7 +293,7 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
             proven = False
             return None
         model = build_model(capped)
-        set_objective(model, "cost")
+        set_objective(model)
         outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff, stop_below_cutoff=True)
         outcomes.append(outcome)
         say(f"latency level {level:.3f} us: {outcome.status} ({outcome.seconds:.1f} s)")
@@ -320,7 +320,7 @@ def budget_sets_latency(levels_data: ModelData, level: float, options: SolveOpti
     if not capped.modes:
         return False
     model = build_model(capped)
-    set_objective(model, "cost")
+    set_objective(model)
     outcome = run_highs(model, replace(options, mip_gap=1.0), COST_SCALE)
     outcomes.append(outcome)
     return None if outcome.status in ("no_solution", "failed") else outcome.status != "infeasible"
@@ -367,7 +367,7 @@ def infeasible_reason(inputs, data: ModelData) -> str:
                 f"(before network power), {required:,} are required")
     if project.get("budget_usd") is not None:
         relaxed = build_model(data)
-        set_objective(relaxed, "cost")
+        set_objective(relaxed)
         result = run_highs(relaxed, SolveOptions(mip_gap=1e-4, time_limit=60), COST_SCALE)
         if result.status in ("optimal", "feasible"):
             return (f"the minimum cost is ${result.objective:,.0f}, above budget_usd ${project['budget_usd']:,.0f}")

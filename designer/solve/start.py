@@ -62,7 +62,7 @@ def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: fl
     its modes (the most a site needs or holds) is the most over more modes in ``model``, never tighter. HiGHS
     checks the values again as the start of the main solve (GuardedHighs), which runs on ``model``."""
     small = build_model(replace(data, chosen=frozenset(choices)))
-    set_objective(small, "cost")
+    set_objective(small)
     opened = {s for s, _ in choices}
     for s in small.S:
         small.open[s].fix(int(s in opened))
