@@ -93,6 +93,43 @@ def test_a_start_that_is_not_a_design_of_the_model_is_refused(instance):
     assert better_of(stopped, start, values) is stopped
 
 
+@pytest.mark.parametrize("colwise", [False, True])
+def test_start_violation_measures_rows_bounds_and_integrality(colwise):
+    """By hand: x integer in [0, 4], y in [0, 10], x + 2y <= 8. (2, 3) is a design; (2, 3.5) breaks the row by 1;
+    (5, 1) breaks x's bound by 1; (1.5, 1) is fractional by 0.5; all less HiGHS's 1e-6 (relative to the bound), and
+    within it counted as 0. The matrix held row-wise (as Pyomo adds rows) or column-wise (a model passed whole)."""
+    import highspy
+    import numpy as np
+
+    from designer.solve.highs import start_violation
+
+    solver = highspy.Highs()
+    solver.setOptionValue("output_flag", False)
+    lower, upper = np.array([0.0, 0.0]), np.array([4.0, 10.0])
+    if colwise:
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = 2, 1
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.array([1.0, 1.0]), lower, upper
+        lp.row_lower_, lp.row_upper_ = np.array([-highspy.kHighsInf]), np.array([8.0])
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_, lp.a_matrix_.index_ = np.array([0, 1, 2]), np.array([0, 0])
+        lp.a_matrix_.value_ = np.array([1.0, 2.0])
+        lp.integrality_ = [highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous]
+        solver.passModel(lp)
+    else:
+        solver.addVars(2, lower, upper)
+        solver.changeColsIntegrality(1, np.array([0]), np.array([highspy.HighsVarType.kInteger]))
+        solver.addRows(1, np.array([-highspy.kHighsInf]), np.array([8.0]), 2, np.array([0]), np.array([0, 1]),
+                       np.array([1.0, 2.0]))
+    held = solver.getLp().a_matrix_.format_
+    assert held == (highspy.MatrixFormat.kColwise if colwise else highspy.MatrixFormat.kRowwise)
+    assert start_violation(solver, [2.0, 3.0]) == 0.0
+    assert start_violation(solver, [2.0, 3.0 + 1e-7]) == 0.0
+    assert start_violation(solver, [2.0, 3.5]) == pytest.approx(1.0 - 8e-6)
+    assert start_violation(solver, [5.0, 1.0]) == pytest.approx(1.0 - 4e-6)
+    assert start_violation(solver, [1.5, 1.0]) == pytest.approx(0.5 - 1e-6)
+
+
 def test_guard_stops_highs_as_a_time_limit(instance):
     """A deadline already past: the timer asks HiGHS to stop at once, and the stop reads as a time limit
     (no design yet: no_solution with the limit in words), never as a failure or as Ctrl-C. Called directly, the

@@ -35,14 +35,15 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     choices = {(s, index[site["mode"]]) for s, site in plan.sites.items()}
     if any(key not in model.SM for key in choices):
         return None
+    # a budget row added to the model (add_horizon_budget) is not in a model built afresh: completed in place then
+    if not hasattr(model, "budget") and model.nvariables() > CHOSEN_ONLY:
+        return complete_chosen(model, data, choices, options, cutoff)
     fixed = []
 
     def fix(var, value) -> None:
         var.fix(value)
         fixed.append(var)
 
-    if not hasattr(model, "budget") and model.nvariables() > CHOSEN_ONLY:
-        return complete_chosen(model, data, choices, options, cutoff)
     for s in model.S:
         fix(model.open[s], int(s in plan.sites))
     for s, i in model.SM:
@@ -69,12 +70,20 @@ def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: fl
     for key in small.SM:
         small.y[key].fix(1)
     outcome = complete(small, options, cutoff)
-    if outcome is None:
-        return None
+    if outcome is not None:
+        carry_values(small, model)
+    return outcome
+
+
+def carry_values(small, model) -> None:
+    """Put the values of ``small`` (a model over some of ``model``'s pairs) in ``model``'s variables of the same
+    name and index, every other free variable of ``model`` at 0; the integer totals (``<name>_tot``, indexed by
+    their position in each model's own groups) are summed again from their members. Fixed variables keep their
+    values."""
     for var in model.component_data_objects(pyo.Var):
         if not var.fixed:
             var.set_value(0, skip_validation=True)
-    totals = {f"{name}_tot" for name in small.total_groups}  # indexed by position in each model's own groups
+    totals = {f"{name}_tot" for name in small.total_groups}
     for part in small.component_objects(pyo.Var):
         if part.local_name in totals:
             continue
@@ -86,7 +95,6 @@ def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: fl
         total = model.component(f"{name}_tot")
         for q, members in enumerate(groups):
             total[q].set_value(round(sum(var.value for var in members)), skip_validation=True)
-    return outcome
 
 
 def complete(model, options: SolveOptions, cutoff: float | None, translated=None) -> Outcome | None:
