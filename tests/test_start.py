@@ -93,6 +93,19 @@ def test_a_start_that_is_not_a_design_of_the_model_is_refused(instance):
     assert better_of(stopped, start, values) is stopped
 
 
+def test_a_refused_start_is_reported_and_highs_solves_without_it(monkeypatch, instance):
+    """A start the check refuses is said in the progress lines, and the solve goes on without it: HiGHS's own
+    design, proven, passes the audit."""
+    import designer.solve.highs as highs
+
+    inputs, _data, _model = instance
+    monkeypatch.setattr(highs, "start_violation", lambda *_args, **_kwargs: 1.0)
+    lines = []
+    solution = run.solve(inputs, SolveOptions(progress=lines.append))
+    assert any("not given to HiGHS" in line for line in lines)
+    assert solution["status"] == "optimal" and audit(solution) == []
+
+
 @pytest.mark.parametrize("colwise", [False, True])
 def test_start_violation_measures_rows_bounds_and_integrality(colwise):
     """By hand: x integer in [0, 4], y in [0, 10], x + 2y <= 8. (2, 3) is a design; (2, 3.5) breaks the row by 1;

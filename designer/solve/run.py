@@ -250,6 +250,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         outcome = Outcome("no_solution", None, None, None, 0.0, "maxTimeLimit", stop=TIME_OUT)
     else:
         outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(inputs), start=start is not None)
+        if outcome.start_refused:
+            say("the start breaks a row, bound or integrality of the model: not given to HiGHS, not kept")
     outcomes.append(outcome)
     outcome = better_of(outcome, start, values)
     if outcome.status == "infeasible" and not diagnose:
