@@ -27,7 +27,9 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     capacity by simpler rules than the model's, and its counts can miss a site's power by a fraction.
     Returns the completed design's outcome, its values left in the model's variables, or None when the plan
     has no design, does not fit the model (an RTT limit over a path, a workload bound), or the completion
-    finds no design in its share of the time. ``translated``: run_highs's (the LP relaxation beside it)."""
+    finds no design in its share of the time. ``translated``: run_highs's (the LP relaxation beside it). A model of
+    more than CHOSEN_ONLY variables is completed on a model of the plan's pairs alone (complete_chosen): nothing of
+    the whole model is translated then, and no LP is launched."""
     plan = greedy_plan(data.inputs, data.modes)
     if plan.cost is None:
         return None
