@@ -169,10 +169,11 @@ def _best(options) -> tuple[int, int] | None:
 
 def _split_set(options, ratio, limit: float, rules: Rules) -> set:
     """The splits of ``options`` (d, u) used: the best (most down ports, then fewest up) at each level up to
-    the limit; ``ratio(d, u)`` is a split's oversubscription."""
-    if rules.levels == "every":  # each up-port count with the most down ports it takes within the limit
-        return {_best([(d, uu) for d, uu in options if uu == u and ratio(d, uu) <= limit + EPS])
-                for u in {u for d, u in options if ratio(d, u) <= limit + EPS}}
+    the limit, or ("every") each up-port count with the most down ports it takes within the limit;
+    ``ratio(d, u)`` is a split's oversubscription."""
+    if rules.levels == "every":
+        within = [(d, u) for d, u in options if ratio(d, u) <= limit + EPS]
+        return {(max(d for d, uu in within if uu == u), u) for u in {u for _, u in within}}
     levels = {lv for lv in LEVEL_GRID if lv <= limit} | {limit}
     found = (_best([(d, u) for d, u in options if ratio(d, u) <= level + EPS]) for level in sorted(levels))
     return {x for x in found if x is not None}
