@@ -15,6 +15,7 @@ from test_model import design, tables
 from test_resilience import triangle
 
 from designer.audit.resilience import resilience
+from designer.formats import gap
 from designer.outputs.export import write_outputs
 from designer.outputs.plots import fabric_figure
 from designer.outputs.report import render_html, render_markdown
@@ -102,6 +103,14 @@ def test_report_resilience_section_and_labels(path_design):
     lines = summary_lines(path_design)
     assert "capex $1.6M" in lines[1] and "4 DCI optic modules" in lines[1]
     assert any("losing a--b; b--c cuts open sites apart (at worst 32 GPUs cut off)" in line for line in lines)
+
+
+@pytest.mark.parametrize(("fraction", "text"), [(None, "n/a"), (0.0, "0.00%"), (3.2003e-05, "0.0032%"),
+                                                (0.0097, "0.97%"), (0.011195785824275425, "1.12%")])
+def test_gap_said_in_percent(fraction, text):
+    """A gap reads in percent, two significant digits below 1%: the default target's 3.2e-5 is 0.0032%, not 0.00%
+    (the summary) nor 3.200320019934905e-05 (the progress line, before)."""
+    assert gap(fraction) == text
 
 
 def test_rail_only_drawn_and_measured_per_rail(rail_only):

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from designer.audit import resilience
-from designer.formats import money
+from designer.formats import gap, money
 
 
 def summary_lines(solution: dict) -> list[str]:
     totals = solution["totals"]
-    gap = solution["mip_gap"]
-    gap_text = "n/a" if gap is None else f"{gap:.2%}"
     lines = [
-        f"design {solution.get('name')}: {solution['status']} (gap {gap_text}, {solution['solve_seconds']:.1f} s)",
+        f"design {solution.get('name')}: {solution['status']} "
+        f"(gap {gap(solution['mip_gap'])}, {solution['solve_seconds']:.1f} s)",
         f"  {totals['gpus']:,} GPUs on {totals['nodes']:,} nodes at {totals['sites_open']} site(s); "
         f"capex {money(totals['capex_usd'])}, power {totals['power_mw']:.2f} MW, "
         f"{totals['coherent_ports']:,} DCI optic modules",

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from designer.errors import Infeasible, NoSolution, SolverFailure
+from designer.formats import gap as gap_text
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
@@ -119,7 +120,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
             proven = False
     if not proven and outcome.status == "optimal":
         outcome.status = "feasible"  # a faster latency level was not ruled out: the optimum is not proven
-    say(f"HiGHS: {outcome.status}, gap {outcome.gap if outcome.gap is not None else 'n/a'} ({outcome.seconds:.1f} s)")
+    say(f"HiGHS: {outcome.status}, gap {gap_text(outcome.gap)} ({outcome.seconds:.1f} s)")
     binds = None
     if inputs.project.get("objective") == "min_latency" and budget(inputs) is not None:
         faster = [lv for lv in levels if lv < design_latency(model, data) - 1e-9]
