@@ -368,6 +368,13 @@ def test_solve_refuses_a_design_that_fails_the_audit(tmp_path, monkeypatch, caps
     err = capsys.readouterr().err
     assert "fails the independent audit" in err and "made-up violation for the test" in err
     assert not out.exists()
+    # the audit runs while the report is drawn, the outputs staged: an earlier run's folder is left as it was
+    out.mkdir()
+    (out / "design.json").write_text("earlier run")
+    assert cli.main(["solve", str(workbook), "-o", str(out), "--quiet"]) == cli.EXIT_ERROR
+    assert "fails the independent audit" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["design.json"] and (out / "design.json").read_text() == "earlier run"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no stage left beside it
 
 
 # --------------------------------------------------------------------------------------------------

@@ -428,14 +428,16 @@ def write_xlsx(solution: dict, path: Path) -> dict[str, pd.DataFrame]:
 
 
 def write_outputs(solution: dict, out_dir: Path, extra=None) -> list[Path]:
-    """Write every output file atomically; ``extra(stage, solution)`` may add more (report, audit)."""
+    """Write every output file atomically; ``extra(stage, solution)`` may add more (report, audit: an exception
+    there leaves the folder as it was). design.json comes last, with what ``extra`` adds to the solution (the
+    audit's time)."""
     out_dir = Path(out_dir)
     with atomic_dir(out_dir) as stage:
-        write_json(solution, stage / "design.json")
         write_bom_csv(solution, stage / "bom.csv")
         frames = write_xlsx(solution, stage / "design.xlsx")
         write_frame_csv(frames["optics_per_device"], stage / "optics_per_device.csv")
         if extra is not None:
             extra(stage, solution)
+        write_json(solution, stage / "design.json")
         names = sorted(p.name for p in stage.iterdir())
     return [out_dir / n for n in names]
