@@ -33,8 +33,8 @@ def microseconds(us: float | None) -> str:
 
 def gap(fraction: float | None) -> str:
     """A relative MIP gap in percent with two significant digits below 1% (0.0032%, 0.97%, 1.12%): a gap under the
-    1e-4 default target reads as what it is, not as 0.00%."""
-    if fraction is None or (isinstance(fraction, float) and math.isnan(fraction)):
+    1e-4 default target reads as what it is, not as 0.00%; "n/a" for none, NaN or infinity (no design)."""
+    if not isinstance(fraction, (int, float)) or not math.isfinite(fraction):
         return "n/a"
     if fraction == 0 or abs(fraction) >= 0.01:
         return f"{fraction:.2%}"

@@ -105,7 +105,7 @@ def test_report_resilience_section_and_labels(path_design):
     assert any("losing a--b; b--c cuts open sites apart (at worst 32 GPUs cut off)" in line for line in lines)
 
 
-@pytest.mark.parametrize(("fraction", "text"), [(None, "n/a"), (0.0, "0.00%"), (3.2003e-05, "0.0032%"),
+@pytest.mark.parametrize(("fraction", "text"), [(None, "n/a"), (float("inf"), "n/a"), (0.0, "0.00%"), (3.2003e-05, "0.0032%"),
                                                 (0.0097, "0.97%"), (0.011195785824275425, "1.12%")])
 def test_gap_said_in_percent(fraction, text):
     """A gap reads in percent, two significant digits below 1%: the default target's 3.2e-5 is 0.0032%, not 0.00%

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import statistics
@@ -12,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from designer.formats import gap as gap_text
 from designer.solve.greedy import greedy_plan
 from designer.tools.bench.children import ChildResult, run_child
 from designer.tools.bench.instances import (
@@ -105,7 +105,7 @@ def solve_status(res: ChildResult) -> tuple[str, str]:
     note = d.get("note", "").split(";")[0]
     if d.get("status") in ("optimal", "feasible"):
         gap = d.get("gap")
-        note = f"gap {gap:.2%}" if isinstance(gap, (int, float)) else "gap n/a"
+        note = f"gap {gap_text(gap)}"
     return d.get("status", "?"), note
 
 
@@ -154,11 +154,9 @@ def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool) ->
         if hs.error:
             table.add("b", name, "highspy alone on the MPS", "error", note=hs.error, **meta)
         else:
-            gap = hs.data["gap"]
-            gap_text = f"{gap:.2%}" if isinstance(gap, (int, float)) and math.isfinite(gap) else "n/a"
             table.add("b", name, "highspy alone on the MPS (read + run)", hs.data["seconds"], "s",
-                      note=f"{hs.data['status']}, gap {gap_text}; plain HiGHS options (the designer may set others, "
-                           "e.g. presolve)", **meta)
+                      note=f"{hs.data['status']}, gap {gap_text(hs.data['gap'])}; plain HiGHS options "
+                           "(the designer may set others, e.g. presolve)", **meta)
             ratio = ours / hs.data["seconds"]
             table.add("b", name, "our solve() call / highspy alone", ratio, "x", "<= 1.2x", verdict(ratio <= 1.2),
                       note=f"our call = modes + build + solve + extract (MPS write excluded); "
@@ -316,9 +314,8 @@ def summary(table: Table, plan: Plan, example: dict, results: list, speedups: li
             name = big["name"]
             status, seconds, gap = big["1%"]
             ok = status in ("optimal", "feasible") and gap is not None and gap <= 0.01 + 1e-9 and seconds <= limit
-            gap_text = f"{gap:.2%}" if isinstance(gap, (int, float)) else "n/a"
             table.add("T", name, "(c) time to <= 1% gap (solve() call)", float(seconds), "s", f"<= {limit:g} s",
-                      verdict(ok), f"{status}, gap {gap_text}")
+                      verdict(ok), f"{status}, gap {gap_text(gap)}")
             table.add("T", name, "(c) peak memory", big["peak_mb"], "MB", "<= 2048 MB",
                       verdict(big["peak_mb"] <= 2048))
         big = results[-1]
