@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import highspy
 import pyomo.environ as pyo
 import pytest
 
@@ -18,7 +19,7 @@ from designer.solve.greedy import greedy_plan
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.relaxation import Relaxation
-from designer.solve.start import greedy_start, relaxation_start
+from designer.solve.start import greedy_start, relaxation_start, restore, snapshot
 from models.network import COST_SCALE, build_model, set_objective
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "scale-across.xlsx"
@@ -236,6 +237,98 @@ def test_highs_gets_the_time_left_after_the_translation(instance):
     assert 0 < guarded.given < given
 
 
+def in_processes(monkeypatch, command: tuple | None = None) -> list:
+    """Every run with a deadline goes to a process of its own (PROCESS_COLUMNS 0), started with ``command`` when
+    given; returns the list the runs' HighsProcess objects are added to."""
+    import designer.solve.highs as highs
+    import designer.solve.process as process
+
+    made = []
+
+    class Recorded(process.HighsProcess):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    if command is not None:
+        monkeypatch.setattr(Recorded, "command", command)
+    monkeypatch.setattr(highs, "PROCESS_COLUMNS", 0)
+    monkeypatch.setattr(highs, "HighsProcess", Recorded)
+    return made
+
+
+def test_a_large_run_in_its_own_process_is_the_same_run(monkeypatch, instance):
+    """A run with a deadline of a model of PROCESS_COLUMNS columns or more goes to a process of its own
+    (designer.solve.process): from the same start it returns the same proven optimum, bound and design as the run
+    in this process, its values loaded in the model, with HiGHS's own seconds there."""
+    _inputs, data, model = instance
+    greedy_start(model, data, SolveOptions(), cutoff=None)
+    start = snapshot(model)
+    here = run_highs(model, SolveOptions(time_limit=60), COST_SCALE, start=True)
+    design = {key: round(var.value) for key, var in model.y.items()}
+    restore(model, start)
+    made = in_processes(monkeypatch)
+    apart = run_highs(model, SolveOptions(time_limit=60), COST_SCALE, start=True)
+    assert len(made) == 1 and made[0].process.returncode == 0
+    assert here.status == apart.status == "optimal" and apart.termination == "convergenceCriteriaSatisfied"
+    assert apart.objective == pytest.approx(here.objective, rel=1e-9)
+    assert apart.bound == pytest.approx(here.bound, rel=1e-9)
+    assert {key: round(var.value) for key, var in model.y.items()} == design
+    assert pyo.value(model.obj) * COST_SCALE == pytest.approx(apart.objective, rel=1e-9)
+    assert 0 < apart.highs_seconds <= apart.seconds
+
+
+def test_a_process_past_its_deadline_is_stopped_and_the_start_kept(monkeypatch, instance):
+    """--time-limit is a wall-clock promise whatever HiGHS does: a run in its own process that has not ended by
+    its deadline (here the main run's process sleeps; the greedy completion's runs for real) is stopped there, and
+    the solve returns the greedy design, unproven, with the LP relaxation's bound, within the limit and GUARD."""
+    import designer.solve.highs as highs
+
+    inputs, data, model = instance
+    sleeps_given_a_start = ("import sys, time, numpy; from pathlib import Path; "
+                            "from designer.solve.process import run; folder = Path(sys.argv[1]); "
+                            "started = 'start' in numpy.load(folder / 'model.npz').files; "
+                            "time.sleep(60) if started else run(folder)")
+    made = in_processes(monkeypatch, (sys.executable, "-c", sleeps_given_a_start))
+    limit, outcomes = 8.0, []
+    clock = run.Clock(limit)
+    outcome = run.cost_solve(model, inputs, data, SolveOptions(time_limit=limit), clock, lambda _line: None, outcomes)
+    assert time.perf_counter() - clock.start <= limit * (1 + highs.GUARD) + 0.5 + 0.5  # 0.5 s: stopping, reading
+    assert made[-1].process.returncode != 0  # the main run's process, stopped
+    assert outcome.status == "feasible" and outcome.termination.endswith("greedy design kept")
+    assert outcome.bound is not None and outcome.gap is not None and outcome.bound <= outcome.objective
+    assert pyo.value(model.obj) * COST_SCALE == pytest.approx(outcome.objective, rel=1e-9)
+
+
+def test_a_stopped_process_answers_with_the_best_design_it_saved(tmp_path):
+    """A run stopped at its deadline answers with the last design and bound it saved (status kInterrupt,
+    stopped); one that saved none answers without a design, and one that died answers a solver error."""
+    import numpy as np
+
+    import designer.solve.process as process
+
+    lp = highspy.Highs()
+    lp.addVars(2, np.array([0.0, 0.0]), np.array([4.0, 4.0]))
+    saves = ("import sys, time, numpy; from pathlib import Path; from designer.solve.process import save; "
+             "folder = Path(sys.argv[1]); save(folder / 'best.npz', objective=7.0, bound=5.0, values=numpy.ones(2)); "
+             "numpy.save(folder / 'bound.npy', 6.0); time.sleep(60)")
+    for command, expected in (((sys.executable, "-c", saves), (7.0, 6.0, [1.0, 1.0])),
+                              ((sys.executable, "-c", "import time; time.sleep(60)"), (None, None, None))):
+        with type("Stopped", (process.HighsProcess,), {"command": command})(lp.getLp(), {}) as apart:
+            folder = Path(apart.folder.name)
+            waited = time.perf_counter()
+            while expected[0] is not None and not (folder / "bound.npy").exists() and time.perf_counter() < waited + 30:
+                time.sleep(0.05)
+            answer = apart.wait(time.perf_counter() + 0.2)
+        assert answer["stopped"] and answer["status"] == "kInterrupt"
+        values = None if answer["values"] is None else list(answer["values"])
+        assert (answer["objective"], answer["bound"], values) == expected
+    died = type("Dies", (process.HighsProcess,), {"command": (sys.executable, "-c", "raise SystemExit(3)")})
+    with died(lp.getLp(), {}) as apart:
+        answer = apart.wait(time.perf_counter() + 30)
+    assert not answer["stopped"] and answer["status"] == "kSolveError" and answer["values"] is None
+
+
 def test_greedy_plan_fills_a_site_no_further_than_its_fiber_serves():
     """The default example: atlanta is the cheapest site per MW, but its one route (16 fiber pairs of
     32 x 800G = 409.6 Tb/s) serves 409,600 / (0.125 x 8 x 400) = 1,024 nodes: the plan puts no more there (it
@@ -322,7 +415,9 @@ def test_an_lp_process_that_does_not_answer_is_stopped_at_its_limit(monkeypatch,
     import designer.solve.relaxation as relaxation
 
     _inputs, _data, model = instance
-    monkeypatch.setattr(relaxation.Relaxation, "command", (sys.executable, "-c", "import time; time.sleep(60)"))
+    sleeper = type("Sleeper", (relaxation.HighsProcess,),
+                   {"command": (sys.executable, "-c", "import time; time.sleep(60)")})
+    monkeypatch.setattr(relaxation, "HighsProcess", sleeper)
     monkeypatch.setattr(relaxation, "GUARD", 0.2)
     monkeypatch.setattr(relaxation, "BESIDE_COLUMNS", 0)
     with Relaxation(model, [], 0.3, COST_SCALE) as lp:
@@ -331,7 +426,7 @@ def test_an_lp_process_that_does_not_answer_is_stopped_at_its_limit(monkeypatch,
         began = time.perf_counter()
         stopped = lp.result()
         assert time.perf_counter() - began < 5
-        assert stopped.status == "failed" and stopped.bound is None and lp.process.returncode is not None
+        assert stopped.status == "failed" and stopped.bound is None and lp.process.process.returncode is not None
 
 
 def test_a_start_is_settled_by_the_lp_bound_only_within_the_gap():

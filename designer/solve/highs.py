@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import highspy
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
-from pyomo.contrib.solver.solvers.highs import Highs
+from pyomo.contrib.solver.common.results import Results, SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs, HighsSolutionLoader
 
+from designer.solve.process import HighsProcess
 from models.network import add_budget_row
 
 
@@ -62,19 +63,40 @@ _scheduler_threads: int | None = None  # the thread count of HiGHS's scheduler i
 #: the seconds Pyomo took to translate each model alive for HiGHS, its last run's (translation_seconds)
 TRANSLATION: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 GUARD = 0.05  # HiGHS is stopped at its time limit plus this share of it (and 0.5 s) when it has not stopped itself
+#: a run with a deadline of a model of this many columns or more goes to a process of its own (designer.solve.process),
+#: where the deadline holds whatever HiGHS does: the analytic centre it waits for grows with the model (32 sites,
+#: 128,663 columns: 60 s past the limit) and sending the model costs ~0.2 s per 100,000 columns
+PROCESS_COLUMNS = 20_000
+#: the termination of a run in a process, by its HighsModelStatus name (Pyomo's reading of the same statuses)
+TERMINATIONS = {
+    "kOptimal": TerminationCondition.convergenceCriteriaSatisfied,
+    "kInfeasible": TerminationCondition.provenInfeasible,
+    "kUnboundedOrInfeasible": TerminationCondition.infeasibleOrUnbounded,
+    "kUnbounded": TerminationCondition.unbounded,
+    "kObjectiveBound": TerminationCondition.objectiveLimit,
+    "kObjectiveTarget": TerminationCondition.objectiveLimit,
+    "kTimeLimit": TerminationCondition.maxTimeLimit,
+    "kInterrupt": TerminationCondition.maxTimeLimit,  # the process ignores Ctrl-C: only its deadline stops it
+    "kIterationLimit": TerminationCondition.iterationLimit,
+    "kSolutionLimit": TerminationCondition.iterationLimit,
+    "kModelEmpty": TerminationCondition.unknown,
+    "kNotset": TerminationCondition.unknown,
+    "kUnknown": TerminationCondition.unknown,
+}
 
 
 class GuardedHighs(Highs):
     """Pyomo's HiGHS interface with a start and a wall-clock guard.
 
-    ``start``: give HiGHS the values the model's variables hold as its first incumbent (a complete design:
-    HiGHS checks it and keeps it when feasible). ``ends`` (perf_counter seconds): when the run must end;
-    HiGHS's time limit is what is left of it once Pyomo has translated the model (seconds for a large one).
-    ``deadline``: HiGHS checks its limit only between the steps of its search, and a root heuristic of a large
-    model can overrun it many times; at the deadline a timer asks HiGHS to stop (cancelSolve), and the run
-    ends at its next check with the best design found, as a time limit. A stop HiGHS reports that the timer
-    did not ask for is Ctrl-C. ``translated``: called with the translated HiGHS model and the column of each
-    variable (id -> index) before HiGHS runs (designer.solve.relaxation reads the LP there).
+    ``start``: give HiGHS the values the model's variables hold as its first incumbent (a complete design: HiGHS
+    checks it and keeps it when feasible). ``ends`` (perf_counter seconds): when the run must end; HiGHS's time
+    limit is what is left of it once Pyomo has translated the model (seconds for a large one). ``deadline``: HiGHS
+    checks its limit only between the steps of its search, and a root heuristic of a large model can overrun it many
+    times; at the deadline a timer asks HiGHS to stop (cancelSolve), and the run ends at its next check with the
+    best design found, as a time limit. A stop HiGHS reports that the timer did not ask for is Ctrl-C. A model of
+    PROCESS_COLUMNS columns or more, run with a deadline, runs in a process of its own (designer.solve.process),
+    stopped at the deadline with the best design it saved. ``translated``: called with the translated HiGHS model
+    and the column of each variable (id -> index) before HiGHS runs (designer.solve.relaxation reads the LP there).
 
     A fixed variable stays a column with its coefficients (fixed bounds), not a constant folded into the rows:
     the translated model is then the whole model's, whatever is fixed."""
@@ -87,6 +109,8 @@ class GuardedHighs(Highs):
     given: float | None = None  # the time limit HiGHS was given (s)
     translated = None  # callable(highspy.Highs, dict) or None
     called = 0.0  # perf_counter when solve was called (set_instance, the translation, follows)
+    start_values = None  # the start given to HiGHS (one value per column), or None
+    apart_seconds: float | None = None  # HiGHS's run time in its process (a run there), else None
 
     def __init__(self, **kwds):
         super().__init__(**{"treat_fixed_vars_as_params": False, **kwds})
@@ -103,6 +127,10 @@ class GuardedHighs(Highs):
             self._set_start()
         if self.ends is not None:
             self.given = self._active_config.time_limit = max(1e-6, self.ends - time.perf_counter())
+        if self.deadline is not None and self._solver_model.getNumCol() >= PROCESS_COLUMNS:
+            results = self._solve_apart()
+            if results is not None:
+                return results
         timer = None
         if self.deadline is not None:
             timer = threading.Timer(max(0.0, self.deadline - time.perf_counter()), self._stop)
@@ -118,6 +146,43 @@ class GuardedHighs(Highs):
         self.guarded = True
         self._solver_model.cancelSolve()
 
+    def _solve_apart(self) -> Results | None:
+        """The run in a process of its own with the options Pyomo would give HiGHS here, stopped at the deadline;
+        its answer read as Pyomo reads a run's (_postsolve). None when the process cannot be made (no temporary
+        folder, no room for a process): the run is then made here, under the timer."""
+        config = self._active_config
+        options = {"threads": config.threads, "time_limit": config.time_limit, "mip_rel_gap": config.rel_gap,
+                   "mip_abs_gap": config.abs_gap, **dict(config.solver_options.items())}
+        try:
+            run = HighsProcess(self._solver_model.getLp(), {k: v for k, v in options.items() if v is not None},
+                               self.start_values, ends=self.ends)
+        except OSError:
+            return None
+        with run:
+            answer = run.wait(self.deadline)
+        self.guarded = answer["stopped"]  # a run stopped there: HiGHS ran until then
+        ran = time.perf_counter() - self.called - TRANSLATION[self._model]
+        self.apart_seconds = ran if self.guarded else answer["seconds"]
+        results = Results()
+        results.solution_loader = HighsSolutionLoader(self, self._model)
+        results.solver_name, results.solver_version, results.solver_config = self.name, self.version(), config
+        self._sol = highspy.HighsSolution()
+        solved = answer["values"] is not None
+        if solved:
+            self._sol.col_value = answer["values"]
+            self._sol.value_valid = True
+        results.solution_status = (SolutionStatus.optimal if answer["status"] == "kOptimal" else
+                                   SolutionStatus.feasible if solved else SolutionStatus.noSolution)
+        results.termination_condition = TERMINATIONS.get(answer["status"], TerminationCondition.error)
+        results.incumbent_objective = answer["objective"] if solved else None
+        results.objective_bound = answer["bound"]
+        results.timing_info.highs_time = answer["seconds"]
+        return results
+
+    def highs_seconds(self) -> float:
+        """HiGHS's own run time in the last run (in its process for a run there)."""
+        return self.apart_seconds if self.apart_seconds is not None else float(self._solver_model.getRunTime())
+
     def _set_start(self) -> None:
         columns = self._pyomo_var_to_solver_var_map
         values = [0.0] * len(columns)
@@ -131,6 +196,7 @@ class GuardedHighs(Highs):
         solution.col_value = values
         solution.value_valid = True
         self._solver_model.setSolution(solution)
+        self.start_values = values
 
     def _postsolve(self, stream):
         results = super()._postsolve(stream)
@@ -261,7 +327,7 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
     if obj is not None and bound is not None:
         gap = abs(obj - bound) / max(abs(obj), 1e-9)
     status, stop = outcome_status(tc, has_solution)
-    highs_seconds = float(solver._solver_model.getRunTime()) if getattr(solver, "_solver_model", None) else seconds
+    highs_seconds = solver.highs_seconds() if getattr(solver, "_solver_model", None) else seconds
     return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop, solver.refused)
 
 

@@ -1,58 +1,51 @@
-"""The model's LP relaxation, solved in a second process while HiGHS completes the greedy plan in this one.
-
-Its cost bounds every design of the model from below (the budget row aside, which only raises it), and its
-values of the site decisions guide a second start (designer.solve.start.relaxation_start). The LP is the one the
-completion's run translated (GuardedHighs ``translated``: fixed variables stay columns), with the bounds of the
-decisions the plan fixed put back; it goes to the second process as an MPS file, and that process (``main``,
-``python -m designer.solve.relaxation``) imports highspy only; a small LP is solved at once in this process
-(BESIDE_COLUMNS). On two cores the two solves overlap: 50 candidate sites, 1M GPUs, the completion 11-12 s of
-HiGHS and the LP 10-13 s, 31 s one after the other, 15 s side by side.
+"""The model's LP relaxation, solved in a second process while HiGHS completes the greedy plan in this one. Its cost
+bounds every design of the model from below (the budget row aside, which only raises it), and its values of the site
+decisions guide a second start (designer.solve.start.relaxation_start). The LP is the one the completion's run
+translated (GuardedHighs ``translated``: fixed variables stay columns), with the bounds of the decisions the plan
+fixed put back; it goes to the second process as a HiGHS run of its own (designer.solve.process); a small LP is
+solved at once in this process (BESIDE_COLUMNS). On two cores the two solves overlap: 50 candidate sites, 1M GPUs,
+the completion 11-12 s of HiGHS and the LP 10-13 s, 31 s one after the other, 15 s side by side.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import highspy
 import numpy as np
+
+from designer.solve.process import HighsProcess
 
 GUARD = 1.0  # s past the time left that the LP's process is given to answer before it is stopped
 #: an LP of fewer columns is solved here at once: its process would cost more than the solve (0.14 s to start, read
 #: and answer against 0.03 s of HiGHS at 2,820 columns; 0.8 s at 15,607)
 BESIDE_COLUMNS = 5_000
+#: the LP's HiGHS options (one thread in its process; the scheduler's here)
+LP_OPTIONS = {"solve_relaxation": True, "presolve": "off", "parallel": "off"}
+#: what an LP's run ended in, by its HighsModelStatus name (any other: failed)
+LP_STATUS = {"kOptimal": "optimal", "kTimeLimit": "no_solution"}
 
 
 class Relaxation:
     """The LP relaxation of ``model`` in a process of its own: ``launch`` (the completion's ``translated``
     callback) starts it on the translated model, once (an LP of fewer than BESIDE_COLUMNS columns is solved there
     and then, in this process); ``result`` waits for it and returns its Outcome; leaving the ``with`` block stops
-    it if it still runs and removes its file. ``freed``: the variables whose bounds the LP takes from their domains
+    it if it still runs and removes its files. ``freed``: the variables whose bounds the LP takes from their domains
     (the decisions a start fixes); ``ends``: when the solve's time is up (perf_counter seconds, None for no
     limit), the LP's time limit and the end of the wait for it."""
 
-    command = (sys.executable, "-m", __name__)  # the LP's process, given the request file's path
-
     def __init__(self, model, freed: list, ends: float | None, scale: float):
         self.model, self.freed, self.ends, self.scale = model, freed, ends, scale
-        self.process: subprocess.Popen | None = None
+        self.process: HighsProcess | None = None
         self.answer: dict | None = None  # a small LP's, solved at launch
         self.launched = False
-        self.folder: tempfile.TemporaryDirectory | None = None
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *_exc):
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        if self.folder is not None:
-            self.folder.cleanup()
+    def __exit__(self, *exc):
+        if self.process is not None:
+            self.process.__exit__(*exc)
 
     def launch(self, translated: highspy.Highs, columns: dict) -> None:
         """Write the translated model with the freed variables' domain bounds and start the LP's process. A file or
@@ -77,14 +70,7 @@ class Relaxation:
             self.answer = solve_lp(lp, time_limit, wanted, scheduler_threads())
             return
         try:
-            self.folder = tempfile.TemporaryDirectory(prefix="designer-lp-")
-            folder = Path(self.folder.name)
-            if lp.writeModel(str(folder / "model.mps")) == highspy.HighsStatus.kError:
-                return
-            request = {"model": str(folder / "model.mps"), "time_limit": time_limit, "columns": wanted}
-            (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
-            self.process = subprocess.Popen([*self.command, str(folder / "request.json")], stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.process = HighsProcess(lp.getLp(), LP_OPTIONS | {"threads": 1}, columns=wanted, ends=self.ends)
         except OSError:
             self.process = None
 
@@ -97,18 +83,14 @@ class Relaxation:
         if self.process is None:
             return None
         waited = time.perf_counter()
-        wait = None if self.ends is None else max(0.0, self.ends + GUARD - waited)
-        try:
-            text = self.process.communicate(timeout=wait)[0]
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            text = ""
-        try:
-            answer = json.loads(text or "{}")
-        except ValueError:  # a process that died mid-answer
-            answer = {}
-        return self.outcome(answer, time.perf_counter() - waited)
+        answer = self.process.wait(None if self.ends is None else self.ends + GUARD)
+        summary = {"status": LP_STATUS.get(answer["status"], "failed"), "termination": answer["status"],
+                   "seconds": answer["seconds"]}
+        if summary["status"] == "optimal" and answer["objective"] is not None and not answer["stopped"]:
+            summary |= {"objective": answer["objective"], "values": list(answer["values"])}
+        elif summary["status"] == "optimal":
+            summary["status"] = "failed"
+        return self.outcome(summary, time.perf_counter() - waited)
 
     def outcome(self, answer: dict, seconds: float):
         """The Outcome of an answer (solve_lp's), its values of ``model.open`` put in the model."""
@@ -125,33 +107,16 @@ class Relaxation:
 
 
 def solve_lp(lp: highspy.Highs, time_limit: float | None, columns: list[int], threads: int) -> dict:
-    """Solve the relaxation of ``lp`` (presolve off, serial simplex, ``threads`` the scheduler's) and answer: status,
+    """Solve the relaxation of ``lp`` here (LP_OPTIONS, ``threads`` the scheduler's) and answer: status,
     termination, HiGHS's seconds and, when optimal, the objective and the listed columns' values."""
-    for option, value in (("solve_relaxation", True), ("presolve", "off"), ("parallel", "off"),
-                          ("threads", threads)):
+    for option, value in (LP_OPTIONS | {"threads": threads}).items():
         lp.setOptionValue(option, value)
     if time_limit is not None:
         lp.setOptionValue("time_limit", max(1e-3, float(time_limit)))
     lp.run()
     status = lp.getModelStatus()
-    answer = {"status": {highspy.HighsModelStatus.kOptimal: "optimal",
-                         highspy.HighsModelStatus.kTimeLimit: "no_solution"}.get(status, "failed"),
-              "termination": lp.modelStatusToString(status), "seconds": lp.getRunTime()}
+    answer = {"status": LP_STATUS.get(status.name, "failed"), "termination": status.name, "seconds": lp.getRunTime()}
     if answer["status"] == "optimal":
         values = lp.getSolution().col_value
         answer |= {"objective": lp.getInfo().objective_function_value, "values": [values[c] for c in columns]}
     return answer
-
-
-def main() -> None:
-    """The LP's process: read the request (the JSON file named by the first argument: model, time_limit, columns),
-    solve it (solve_lp, one thread) and write the answer on stdout as JSON."""
-    request = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    lp = highspy.Highs()
-    lp.setOptionValue("output_flag", False)
-    lp.readModel(request["model"])
-    sys.stdout.write(json.dumps(solve_lp(lp, request["time_limit"], request["columns"], 1)))
-
-
-if __name__ == "__main__":
-    main()

@@ -254,7 +254,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         if outcome.start_refused:
             say("the start breaks a row, bound or integrality of the model: not given to HiGHS, not kept")
     outcomes.append(outcome)
-    outcome = better_of(outcome, start, values)
+    outcome = better_of(outcome, start, values, bound)
     if outcome.status == "infeasible" and not diagnose:
         raise Infeasible("no design within the limits at this level", {"termination": outcome.termination})
     if outcome.status in ("infeasible", "no_solution", "failed"):

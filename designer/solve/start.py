@@ -150,13 +150,18 @@ def settled(start: Outcome | None, bound: float | None, mip_gap: float, time_lef
     return None
 
 
-def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None) -> Outcome:
+def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None, floor: float | None = None) -> Outcome:
     """HiGHS's result, or the start when HiGHS stopped without a design or with a worse one (its values put
     back in the model's variables); the start then carries HiGHS's bound (the bound of the plan's
     completion bounds nothing of the model). HiGHS's design is kept when it is no worse than the start up to
     float rounding (1e-9 relative). A start kept beside a proven optimum (HiGHS's status optimal) is optimal too:
     it is below HiGHS's design, so its gap to the same bound is smaller. A start the model refused
-    (GuardedHighs.refused: not a design of it) is never kept."""
+    (GuardedHighs.refused: not a design of it) is never kept. ``floor``: a bound on the model known before the run
+    (the LP relaxation's): the answer's bound is the greater of it and HiGHS's (a run stopped at its deadline may
+    have none)."""
+    if floor is not None and (found.bound is None or floor > found.bound):
+        gap = None if found.objective is None else abs(found.objective - floor) / max(abs(found.objective), 1e-9)
+        found = replace(found, bound=floor, gap=gap)
     if start is None or values is None or found.start_refused:
         return found
     if found.objective is not None and found.objective <= start.objective + 1e-9 * max(1.0, abs(start.objective)):
