@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.modes import Mode, plant_bounds, plant_rows, switch_rows
+from models.modes import Mode, check_deadline, plant_bounds, plant_rows, switch_rows
 
 SAMPLES = 48
 STRONG = 64  # modes per screening count tried first as dominators
+CHECK_EVERY = 256  # modes checked between two looks at the deadline
 
 
 def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
@@ -156,17 +157,18 @@ def window_min(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def prune(modes: list[Mode], inputs, site_limits: dict[str, int], criteria: np.ndarray | None = None,
-          window: int = 0) -> tuple[list[Mode], dict]:
+          window: int = 0, ends: float | None = None) -> tuple[list[Mode], dict]:
     """Modes not dominated by another; ``{dropped id: dominating id}``. A mode dominates another only where
     it applies at every site the other does; ``site_limits`` bounds the endpoint counts each site can hold;
     ``criteria`` (modes x k, lower is better) are the further figures a dominating mode must not exceed;
     ``window``: V, the most DCI attachments a site's leaves may hold besides its nodes (the module docstring's
-    rule; 0: none)."""
+    rule; 0: none); ``ends``: a deadline (perf_counter seconds) checked every CHECK_EVERY modes (PastDeadline)."""
     if len(modes) < 2:
         return list(modes), {}
     crit = np.zeros((len(modes), 0)) if criteria is None else np.asarray(criteria, dtype=float)
+    check_deadline(ends, f"{len(modes):,} modes to check for dominance")
     modes, crit, dropped = _same_fabric(modes, crit)
-    kept, more = _pairwise(modes, crit, inputs, site_limits, window)
+    kept, more = _pairwise(modes, crit, inputs, site_limits, window, ends)
     return kept, {**dropped, **more}
 
 
@@ -190,7 +192,8 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray):
     return [m for m, k in zip(modes, keep) if k], crit[keep], dropped
 
 
-def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str, int], window: int):
+def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str, int], window: int,
+              ends: float | None = None):
     """Dominance between fabrics, screened on sampled node counts, then checked at every count."""
     node = inputs.node_types.loc[inputs.project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
@@ -256,6 +259,8 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     s_cost = np.empty((len(modes), len(sample)))
     s_power = np.empty((len(modes), len(sample)))
     for i, mode in enumerate(modes):
+        if i % CHECK_EVERY == 0:
+            check_deadline(ends, f"{i:,} of {len(modes):,} modes sampled for the dominance check")
         c, p, _ = cost_power(mode, sample, sw, nics, rails, mults[i], sample_counts, "all", plant)
         beyond = sample > limits[i]
         s_cost[i] = np.where(beyond, np.inf, c)
@@ -300,7 +305,16 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
         alive[b] = False
         cache.pop(b, None)
 
+    checked = 0
+
+    def check() -> None:
+        nonlocal checked
+        checked += 1
+        if checked % CHECK_EVERY == 0:
+            check_deadline(ends, f"{checked:,} dominance checks, {int(alive.sum()):,} of {len(modes):,} modes left")
+
     for b in np.flatnonzero(alive):
+        check()
         a = dominator(b, strong)
         if a is not None:
             drop(b, a)
@@ -308,6 +322,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     keys = [s_power[left, k] for k in reversed(range(size))] + [s_cost[left, k] for k in reversed(range(size))]
     kept = np.zeros(0, dtype=np.int64)  # in index order: dominator takes the first that dominates
     for b in left[np.lexsort([left] + keys)] if len(left) else []:
+        check()
         a = dominator(int(b), kept)
         if a is not None:
             drop(int(b), a)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -120,6 +121,16 @@ class Mode:
     def spine_options(self) -> list[int]:
         """Uniform striping: the spines of one 2-tier Clos divide a leaf's uplinks."""
         return [s for s in range(1, self.u1 + 1) if self.u1 % s == 0]
+
+
+class PastDeadline(Exception):
+    """The preparation of the modes ran past the caller's deadline (its message says how far it got)."""
+
+
+def check_deadline(ends: float | None, progress: str) -> None:
+    """Raise PastDeadline (with ``progress``) when ``ends`` (perf_counter seconds) has passed."""
+    if ends is not None and time.perf_counter() > ends:
+        raise PastDeadline(progress)
 
 
 @dataclass
@@ -335,9 +346,10 @@ def floor_capacity(inputs, site: str) -> int:
     return int(floor["rows"]) * int(floor["racks_per_row"]) * layout.nodes_per_rack
 
 
-def enumerate_modes(inputs) -> ModeSet:
+def enumerate_modes(inputs, ends: float | None = None) -> ModeSet:
     """All fabric modes for the project's node type, filtered by compatibility, size and latency, each with
-    the cables of the sites it applies at."""
+    the cables of the sites it applies at. ``ends``: a deadline (perf_counter seconds) checked between fabrics
+    (PastDeadline)."""
     project = inputs.project
     node = inputs.node_types.loc[project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
@@ -381,6 +393,7 @@ def enumerate_modes(inputs) -> ModeSet:
                     reject("same port split as a lower oversubscription level", fabric.id)
                     continue
                 seen.add(key)
+                check_deadline(ends, f"{len(seen):,} fabrics enumerated")
                 kept += _cabled(inputs, fabric, floors, reject, max_latency)
     return ModeSet(kept, filtered, examples)
 

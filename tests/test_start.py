@@ -300,6 +300,21 @@ def test_a_process_past_its_deadline_is_stopped_and_the_start_kept(monkeypatch, 
     assert pyo.value(model.obj) * COST_SCALE == pytest.approx(outcome.objective, rel=1e-9)
 
 
+def test_the_limit_holds_while_the_modes_are_prepared():
+    """The time limit covers the modes' enumeration and pruning too (15 s on this example, 92,448 fabrics): a
+    limit that runs out there ends the solve at once as a limit reached (NoSolution, saying where), not after."""
+    from designer.errors import NoSolution
+
+    import designer.solve.highs as highs
+
+    inputs = load_inputs(EXAMPLE)
+    limit = 3.0
+    began = time.perf_counter()
+    with pytest.raises(NoSolution, match="while the fabric modes were prepared"):
+        run.solve(inputs, SolveOptions(time_limit=limit))
+    assert time.perf_counter() - began <= limit * (1 + highs.GUARD) + 0.5  # a HiGHS run's deadline
+
+
 def test_a_stopped_process_answers_with_the_best_design_it_saved(tmp_path):
     """A run stopped at its deadline answers with the last design and bound it saved (status kInterrupt,
     stopped); one that saved none answers without a design, and one that died answers a solver error."""

@@ -11,19 +11,21 @@ from designer.solve.training import mode_step_s
 from models import workload as wl
 from models.dominance import prune
 from models.intersite import prepare
-from models.modes import ModeSet, enumerate_modes
+from models.modes import ModeSet, check_deadline, enumerate_modes
 from models.network import ModelData, multiplier, site_list, workload_rows
 
 
 def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | None = None,
-                 penalty=None, by_latency: bool = False) -> ModelData:
+                 penalty=None, by_latency: bool = False, ends: float | None = None) -> ModelData:
     """Enumerate and filter fabric modes, prepare inter-site data and the workload limit.
 
     ``latency_cap`` (second min_latency stage) keeps only modes at or below the worst latency found; ``step_cap``
     (the training objectives' levels) only modes whose training step on the job's GPUs is at or below it;
     ``penalty`` (mode -> what the elastic objective charges for choosing it) is one more pruning criterion;
-    ``by_latency``: the worst-case latency is a pruning criterion whatever the objective (see at_most)."""
-    modeset = enumerate_modes(inputs)
+    ``by_latency``: the worst-case latency is a pruning criterion whatever the objective (see at_most); ``ends``:
+    the solve's deadline (perf_counter seconds), past which the enumeration and the pruning stop
+    (models.modes.PastDeadline)."""
+    modeset = enumerate_modes(inputs, ends)
     if latency_cap is not None:
         slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
         modeset.filtered["slower than the least worst-case latency (min_latency objective)"] += len(slower)
@@ -32,6 +34,7 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
         kept = [m for m in modeset.modes if mode_step_s(inputs, m) <= step_cap * (1 + 1e-9)]
         modeset.filtered["training step above the level probed (training objective)"] += len(modeset.modes) - len(kept)
         modeset.modes = kept
+    check_deadline(ends, f"{len(modeset.modes):,} modes enumerated")
     sites = site_list(inputs)
     data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
     data.modeset = modeset
@@ -57,7 +60,7 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     window = max((data.most_attachments(s) for s in data.sites), default=0) if data.inter.routes else 0
     limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if window else 0) for s in data.sites}
     data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap, penalty, by_latency),
-                                  window)
+                                  window, ends)
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",

@@ -28,7 +28,7 @@ from designer.solve.start import (
     snapshot,
 )
 from designer.solve.throughput import solve_training
-from models.modes import power_cap_mw
+from models.modes import PastDeadline, power_cap_mw
 from models.network import (
     COST_SCALE,
     ModelData,
@@ -69,7 +69,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if inputs.project.get("objective") in TRAINING_OBJECTIVES:
         return solve_levels(inputs, options, clock, say)
     t0 = time.perf_counter()
-    data = prepare_data(inputs)
+    data = prepare_within(inputs, clock)
     timings = {"modes_s": time.perf_counter() - t0}
 
     if not data.modes:
@@ -79,7 +79,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if inputs.project.get("objective") == "min_latency":
         # The cheapest design over every mode first (latency aside): it proves the slowest level feasible
         # and is the answer when no faster level is; modes are pruned without the latency criterion.
-        data = prepare_data(inputs, latency_cap=levels[-1])
+        data = prepare_within(inputs, clock, latency_cap=levels[-1])
     t1 = time.perf_counter()
     model = build_model(data)
     timings["build_s"] = time.perf_counter() - t1
@@ -136,6 +136,16 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
             row["binding"], row["binding_by"] = binds, "re-solve"
     solution["timings"] = timings
     return solution
+
+
+def prepare_within(inputs, clock: Clock, **kwargs) -> ModelData:
+    """prepare_data within the solve's time limit: modes still being enumerated or pruned when it runs out are no
+    design, said as a limit reached (NoSolution), not a wait past --time-limit."""
+    try:
+        return prepare_data(inputs, ends=clock.ends, **kwargs)
+    except PastDeadline as exc:
+        raise NoSolution(f"the time limit ran out while the fabric modes were prepared ({exc}); raise --time-limit "
+                         "or narrow the switch catalog") from None
 
 
 def solve_levels(inputs, options: SolveOptions, clock: Clock, say) -> dict:
