@@ -100,21 +100,38 @@ def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.nda
 
 
 def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int,
-               counts: dict | None = None, tiers: str = "all", plant: tuple = ({}, 0.0)):
+               counts: dict | None = None, tiers: str = "all", plant: tuple = ({}, 0.0), size: int | None = None):
     """Fabric cost (USD), power (W) and patched transceiver links for node counts n; nodes themselves excluded
     (equal for all modes). ``switches`` maps model -> catalog row (models.modes.switch_rows); ``counts`` caches the
     switch and link counts by port structure for one n (modes that differ only in cables or sites share them).
     ``tiers``: "all", "nodes" (the node links alone) or "switches" (the switches and the links above the leaves).
     ``plant``: (plant_rows, cable_in_rack_m); the cost takes each link's least fiber plant (plant_bounds: its
-    jumpers and trunk, no panels)."""
+    jumpers and trunk, no panels). ``size``: the figures for the first ``size`` counts of n alone (the cached counts
+    are n's)."""
     key = (mode.topology, mode.tiers, mode.d1, mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports,
            multiplier)
-    c = counts.get(key) if counts is not None else None
-    if c is None:
-        c = fabric_counts(mode, n, rails, multiplier)
-        c["links"][0] = nics * n
+    whole = counts.get(key) if counts is not None else None
+    if whole is None:
+        whole = fabric_counts(mode, n, rails, multiplier)
+        whole["links"][0] = nics * n
+        whole["items"] = {}  # (tier, the cable's module structure) -> its items for n (cable_items)
         if counts is not None:
-            counts[key] = c
+            counts[key] = whole
+
+    counted = n  # the node counts of ``whole``
+
+    def items_of(t: int, cable) -> np.ndarray:
+        """Cable tier t's items for n, computed once per port structure and module structure."""
+        shape = (t, cable.links_per_module, cable.modules_per_link, cable.cable, cable.tier)
+        if shape not in whole["items"]:
+            whole["items"][shape] = cable_items(mode, t, whole, counted, nics)
+        return whole["items"][shape][:size]
+
+    c = whole
+    if size is not None:
+        c = {name: [links[:size] for links in whole["links"]] if name == "links" else whole[name][:size]
+             for name in ("leaves", "spines", "cores", "links")}
+        n = n[:size]
     cost = np.zeros(len(n))
     power = np.zeros(len(n))
     patched = np.zeros(len(n))
@@ -125,7 +142,7 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     for t, cable in enumerate(mode.cables):
         if (t == 0 and tiers == "switches") or (t > 0 and tiers == "nodes"):
             continue
-        items = cable_items(mode, t, c, n, nics)
+        items = items_of(t, cable)
         cost += cable.unit_price * items + plant_bounds(plant[0], cable, plant[1])[0] * c["links"][t]
         power += cable.unit_power_w * items
         if cable.kind == "transceiver" and cable.length_m > plant[1]:
@@ -203,6 +220,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     where = np.array([[s in mode.sites for s in sites] for mode in modes], dtype=bool).reshape(len(modes), len(sites))
     limits = [min(mode.node_cap, max((site_limits[s] for s in mode.sites if s in site_limits), default=0))
               for mode in modes]
+    limit_of = np.asarray(limits, dtype=np.int64)
     mults = [planes * (rails if mode.topology == "rail_only" else 1) for mode in modes]
     top = max(max(limits), 1)
     sample = np.unique(np.linspace(1, top, min(SAMPLES, top)).astype(np.int64))
@@ -217,14 +235,11 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
              float(inputs.project.get("cable_in_rack_m") or 0.0))
 
     def full(i: int) -> tuple[np.ndarray, ...]:
-        """Cost, power and patched links of mode i for n = 1..top (cost and power infinite beyond what it can
-        hold): everything, or its switches and upper links alone where attachments share the leaves."""
+        """Cost, power and patched links of mode i for n = 1..limit_i (what it can hold): everything, or its
+        switches and upper links alone where attachments share the leaves."""
         if i not in cache:
-            cost, power, patched = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts,
-                                              "switches" if window else "all", plant)
-            cost[limits[i]:] = np.inf
-            power[limits[i]:] = np.inf
-            cache[i] = (cost, power, patched)
+            cache[i] = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts,
+                                  "switches" if window else "all", plant, size=limits[i])
         return cache[i]
 
     def links_of(i: int) -> tuple[np.ndarray, ...]:
@@ -269,14 +284,14 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     alive = np.ones(len(modes), dtype=bool)
     size = len(sample)
     first = sorted({size - 1, 0, size // 2, size // 4, 3 * size // 4}) if size else []  # no samples: no screen
+    screen = np.hstack([s_cost[:, first], s_power[:, first]])  # cost and power at the screening counts
     def dominator(b: int, pool: np.ndarray) -> int | None:
         """The first mode of ``pool`` (alive, index order) that dominates b: screened on a few sampled node
         counts (most candidates fail there), then on every sample and the criteria, then checked exactly
         over 1..limit_b."""
         lim = limits[b]
-        cand = pool[alive[pool]]
-        for k in first:
-            cand = cand[(s_cost[cand, k] <= s_cost[b, k]) & (s_power[cand, k] <= s_power[b, k])]
+        cand = pool[alive[pool] & (limit_of[pool] >= lim)]  # a mode that holds fewer nodes than b dominates none
+        cand = cand[np.all(screen[cand] <= screen[b], axis=1)]
         cand = cand[(cand != b) & ((attach[cand] == attach[b]) | (attach[b] == 0))
                     & np.all(where[cand] | ~where[b], axis=1) & np.all(s_cost[cand] <= s_cost[b], axis=1)
                     & np.all(s_power[cand] <= s_power[b], axis=1) & np.all(crit[cand] <= crit[b] + 1e-12, axis=1)]
