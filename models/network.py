@@ -31,6 +31,7 @@ from models.intersite import (
 from models.layout import support_length
 from models.modes import (
     Mode,
+    check_deadline,
     plant_rows,
     power_cap_mw,
     site_layout_of,
@@ -190,41 +191,24 @@ def has_spine_options(mode: Mode) -> bool:
 # Model building
 # --------------------------------------------------------------------------------------------
 
-def build_model(data: ModelData, bounds: bool = True) -> pyo.ConcreteModel:
+def build_model(data: ModelData, bounds: bool = True, ends: float | None = None) -> pyo.ConcreteModel:
     """The full MILP with expressions ``capex`` and ``energy``; no objective yet. ``bounds``: the integer counts'
     bounds (define_bounds), which read the rows' needs as they are; an elastic model, whose slacks lower those
     needs, goes without them. The worst latency (define_latency) is added by what reads it: min_latency is
     searched over modes filtered by latency (designer.solve.prepare.at_most), so the cost stage never does, and its
     rows (levels x sites, each over the modes at or above its level: 1.8M nonzeros with 60 switch models) would
-    only weigh on the translation and the LP."""
+    only weigh on the translation and the LP. ``ends``: a deadline (perf_counter seconds) checked before each
+    group (models.modes.PastDeadline)."""
     m = pyo.ConcreteModel(name="designer")
     m.data = data
-    define_sets(m, data)
-    define_variables(m, data)
-    define_totals(m, data)
-    define_site_mode(m, data)
-    define_leaves(m, data)
-    define_spines(m, data)
-    define_aggregation_core(m, data)
-    define_modules(m, data)
-    define_count_limits(m, data)
-    define_demand(m, data)
-    define_site_count(m, data)
-    define_routes(m, data)
-    define_connectivity(m, data)
-    define_dci_capacity(m, data)
-    define_dci_routers(m, data)
-    define_dci_attachment(m, data)
-    define_one_router_model(m, data)
-    define_route_diversity(m, data)
-    define_rtt(m, data)
-    define_workload(m, data)
-    define_support(m, data)
-    define_fiber_plant(m, data)
-    define_power(m, data)
-    define_cost(m, data)
-    if bounds:
-        define_bounds(m, data)
+    groups = [define_sets, define_variables, define_totals, define_site_mode, define_leaves, define_spines,
+              define_aggregation_core, define_modules, define_count_limits, define_demand, define_site_count,
+              define_routes, define_connectivity, define_dci_capacity, define_dci_routers, define_dci_attachment,
+              define_one_router_model, define_route_diversity, define_rtt, define_workload, define_support,
+              define_fiber_plant, define_power, define_cost] + ([define_bounds] if bounds else [])
+    for define in groups:
+        check_deadline(ends, f"built up to {define.__name__}")
+        define(m, data)
     return m
 
 

@@ -283,12 +283,12 @@ def test_infeasible_rerun_leaves_no_files_of_the_earlier_design(tmp_path, capsys
 
 def test_no_solution_within_the_limits_exits_4(tmp_path, capsys, monkeypatch):
     """A millisecond's time limit stops HiGHS before it holds any design, the greedy planner having none
-    to start from (with one, the solve returns it: tests/test_start.py); the modes are prepared here whatever the
-    limit (a limit that runs out there: tests/test_start.py)."""
-    from designer.solve import greedy, prepare, run, start
+    to start from (with one, the solve returns it: tests/test_start.py); the modes are prepared and the model
+    built here whatever the limit (a limit that runs out there: tests/test_start.py)."""
+    from designer.solve import greedy, run, start
 
     monkeypatch.setattr(start, "greedy_plan", lambda *_args, **_kw: greedy.Greedy(None, reason="none"))
-    monkeypatch.setattr(run, "prepare_within", lambda inputs, _clock, **kw: prepare.prepare_data(inputs, **kw))
+    monkeypatch.setattr(run, "within", lambda _clock, _stage, make, *args, **kw: make(*args, **kw))
     path = write_workbook(tmp_path / "pair.xlsx", two_sites())
     assert cli.main(["solve", str(path), "-o", str(tmp_path / "out"), "--time-limit", "0.001"]) == cli.EXIT_NO_SOLUTION
     err = capsys.readouterr().err

@@ -315,6 +315,20 @@ def test_the_limit_holds_while_the_modes_are_prepared():
     assert time.perf_counter() - began <= limit * (1 + highs.GUARD) + 0.5  # a HiGHS run's deadline
 
 
+def test_the_limit_holds_while_the_model_is_built(instance):
+    """The model's build looks at the clock before each constraint group: past the deadline it stops (PastDeadline,
+    saying how far it got), and the solve says the limit ran out there (NoSolution)."""
+    from designer.errors import NoSolution
+    from models.modes import PastDeadline
+
+    _inputs, data, _model = instance
+    with pytest.raises(PastDeadline, match="define_sets"):
+        build_model(data, ends=time.perf_counter() - 1)
+    with pytest.raises(NoSolution, match="while the model was built"):
+        run.within(run.Clock(1e-9), "the model was built", build_model, data)
+    assert build_model(data, ends=time.perf_counter() + 600).nvariables() == _model.nvariables()
+
+
 def test_a_stopped_process_answers_with_the_best_design_it_saved(tmp_path):
     """A run stopped at its deadline answers with the last design and bound it saved (status kInterrupt,
     stopped); one that saved none answers without a design, and one that died answers a solver error."""

@@ -69,7 +69,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if inputs.project.get("objective") in TRAINING_OBJECTIVES:
         return solve_levels(inputs, options, clock, say)
     t0 = time.perf_counter()
-    data = prepare_within(inputs, clock)
+    data = within(clock, "the fabric modes were prepared", prepare_data, inputs)
     timings = {"modes_s": time.perf_counter() - t0}
 
     if not data.modes:
@@ -79,9 +79,9 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     if inputs.project.get("objective") == "min_latency":
         # The cheapest design over every mode first (latency aside): it proves the slowest level feasible
         # and is the answer when no faster level is; modes are pruned without the latency criterion.
-        data = prepare_within(inputs, clock, latency_cap=levels[-1])
+        data = within(clock, "the fabric modes were prepared", prepare_data, inputs, latency_cap=levels[-1])
     t1 = time.perf_counter()
-    model = build_model(data)
+    model = within(clock, "the model was built", build_model, data)
     timings["build_s"] = time.perf_counter() - t1
     say(f"{len(data.modes)} fabric modes kept of {data.modeset.summary()['enumerated']} enumerated")
     say(f"model built: {model.nvariables()} variables, {model.nconstraints()} constraints "
@@ -138,14 +138,15 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     return solution
 
 
-def prepare_within(inputs, clock: Clock, **kwargs) -> ModelData:
-    """prepare_data within the solve's time limit: modes still being enumerated or pruned when it runs out are no
-    design, said as a limit reached (NoSolution), not a wait past --time-limit."""
+def within(clock: Clock, stage: str, make, *args, **kwargs):
+    """``make(*args, ends=clock.ends, **kwargs)`` within the solve's time limit: a stage still running when it runs
+    out (the modes' preparation, the model's build) is no design, said as a limit reached (NoSolution), not a wait
+    past --time-limit."""
     try:
-        return prepare_data(inputs, ends=clock.ends, **kwargs)
+        return make(*args, ends=clock.ends, **kwargs)
     except PastDeadline as exc:
-        raise NoSolution(f"the time limit ran out while the fabric modes were prepared ({exc}); raise --time-limit "
-                         "or narrow the switch catalog") from None
+        raise NoSolution(f"the time limit ran out while {stage} ({exc}); raise --time-limit or narrow the switch "
+                         "catalog") from None
 
 
 def solve_levels(inputs, options: SolveOptions, clock: Clock, say) -> dict:
