@@ -78,6 +78,23 @@ def fabric_counts(mode: Mode, n: np.ndarray, rails: int, multiplier: int) -> dic
             "links": links, "plane_leaves": leaves, "plane_spines": spines}
 
 
+def port_structure(mode: Mode, multiplier: int) -> tuple:
+    """What a mode's switch and link counts depend on (cost_power caches them by it)."""
+    return (mode.topology, mode.tiers, mode.d1, mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports,
+            multiplier)
+
+
+def module_shape(t: int, cable) -> tuple:
+    """What cable tier t's items depend on besides the port structure (cable_items)."""
+    return t, cable.links_per_module, cable.modules_per_link, cable.cable, cable.tier
+
+
+def module_structure(mode: Mode, multiplier: int) -> tuple:
+    """The port structure and each cable tier's module shape: what the mode's counts and items depend on (modes
+    alike in it are sampled together)."""
+    return port_structure(mode, multiplier) + tuple(module_shape(t, cable) for t, cable in enumerate(mode.cables))
+
+
 def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.ndarray:
     """Items of cable tier t, as models.network.cable_items counts them (twin-port modules per switch, splitter
     cables in aggregate)."""
@@ -108,8 +125,7 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     ``plant``: (plant_rows, cable_in_rack_m); the cost takes each link's least fiber plant (plant_bounds: its
     jumpers and trunk, no panels). ``size``: the figures for the first ``size`` counts of n alone (the cached counts
     are n's)."""
-    key = (mode.topology, mode.tiers, mode.d1, mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports,
-           multiplier)
+    key = port_structure(mode, multiplier)
     whole = counts.get(key) if counts is not None else None
     if whole is None:
         whole = fabric_counts(mode, n, rails, multiplier)
@@ -122,7 +138,7 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
 
     def items_of(t: int, cable) -> np.ndarray:
         """Cable tier t's items for n, computed once per port structure and module structure."""
-        shape = (t, cable.links_per_module, cable.modules_per_link, cable.cable, cable.tier)
+        shape = module_shape(t, cable)
         if shape not in whole["items"]:
             whole["items"][shape] = cable_items(mode, t, whole, counted, nics)
         return whole["items"][shape][:size]
@@ -148,6 +164,34 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
         if cable.kind == "transceiver" and cable.length_m > plant[1]:
             patched += c["links"][t]
     return cost, power, patched
+
+
+def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict, nics: int, rails: int,
+            multiplier: int, counts: dict, plant: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """cost_power's cost and power (tiers "all") of the modes ``members`` at node counts n, all at once: modes of
+    one port structure and one module structure per cable tier, which share their counts and items. The same
+    operations element by element, in the same order (a missing switch adds 0 x its zero count), so the same
+    figures to the last bit: the dominance screen compares them with cost_power's."""
+    first = modes[members[0]]
+    cost_power(first, n, switches, nics, rails, multiplier, counts, "all", plant)  # the counts and items cached
+    c = counts[port_structure(first, multiplier)]
+    group = [modes[i] for i in members]
+    cost = np.zeros((len(group), len(n)))
+    power = np.zeros((len(group), len(n)))
+    for role, count in (("leaf", c["leaves"]), ("spine", c["spines"]), ("core", c["cores"])):
+        models = [getattr(mode, role) for mode in group]
+        price = np.array([float(switches[m]["price_usd"]) if m else 0.0 for m in models])
+        watts = np.array([float(switches[m]["power_w"]) if m else 0.0 for m in models])
+        cost += price[:, None] * count[None, :]
+        power += watts[:, None] * count[None, :]
+    for t, cable in enumerate(first.cables):
+        items = c["items"][module_shape(t, cable)]
+        unit = np.array([mode.cables[t].unit_price for mode in group])
+        fiber = np.array([plant_bounds(plant[0], mode.cables[t], plant[1])[0] for mode in group])
+        watts = np.array([mode.cables[t].unit_power_w for mode in group])
+        cost += unit[:, None] * items[None, :] + fiber[:, None] * c["links"][t][None, :]
+        power += watts[:, None] * items[None, :]
+    return cost, power
 
 
 def panel_usd(plant: dict, more: np.ndarray) -> np.ndarray:
@@ -273,13 +317,17 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
 
     s_cost = np.empty((len(modes), len(sample)))
     s_power = np.empty((len(modes), len(sample)))
+    alike: dict[tuple, list[int]] = {}  # modes of one port structure and one module structure per cable tier
     for i, mode in enumerate(modes):
-        if i % CHECK_EVERY == 0:
-            check_deadline(ends, f"{i:,} of {len(modes):,} modes sampled for the dominance check")
-        c, p, _ = cost_power(mode, sample, sw, nics, rails, mults[i], sample_counts, "all", plant)
-        beyond = sample > limits[i]
-        s_cost[i] = np.where(beyond, np.inf, c)
-        s_power[i] = np.where(beyond, np.inf, p)
+        alike.setdefault(module_structure(mode, mults[i]), []).append(i)
+    done = 0
+    for members in alike.values():
+        check_deadline(ends, f"{done:,} of {len(modes):,} modes sampled for the dominance check")
+        done += len(members)
+        s_cost[members], s_power[members] = sampled(modes, members, sample, sw, nics, rails, mults[members[0]],
+                                                    sample_counts, plant)
+    s_cost[sample[None, :] > limit_of[:, None]] = np.inf
+    s_power[sample[None, :] > limit_of[:, None]] = np.inf
     dropped: dict[str, str] = {}
     alive = np.ones(len(modes), dtype=bool)
     size = len(sample)

@@ -86,3 +86,37 @@ def test_every_dropped_mode_leads_to_a_kept_one():
             seen.add(mode_id)
             mode_id = dropped[mode_id]
         assert mode_id in kept
+
+
+def test_modes_sampled_together_cost_what_each_costs_alone():
+    """The dominance screen's figures for modes of one structure, computed together (models.dominance.sampled),
+    are cost_power's for each mode alone to the last bit (the screen compares them exactly: a rounding apart could
+    keep a dominated mode or drop a dominator), on the scale-across example's enumerated modes."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from designer.inputs.workbook import load_inputs
+    from models import dominance
+    from models.modes import enumerate_modes, plant_rows, switch_rows
+
+    inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / "scale-across.xlsx")
+    modes = enumerate_modes(inputs).modes[:3000]
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    nics, planes = int(node["nics_per_node"]), int(node["planes"])
+    rails, sw = nics // planes, switch_rows(inputs)
+    plant = ({role: row.to_dict() for role, row in plant_rows(inputs).items()},
+             float(inputs.project.get("cable_in_rack_m") or 0.0))
+    n = np.unique(np.linspace(1, 5000, 48).astype(np.int64))
+    alike: dict = {}
+    for i, mode in enumerate(modes):
+        alike.setdefault(dominance.module_structure(mode, planes * (rails if mode.topology == "rail_only" else 1)),
+                         []).append(i)
+    assert max(len(members) for members in alike.values()) > 1  # groups of more than one mode are tried
+    together, alone = {}, {}
+    for members in alike.values():
+        mult = planes * (rails if modes[members[0]].topology == "rail_only" else 1)
+        cost, power = dominance.sampled(modes, members, n, sw, nics, rails, mult, together, plant)
+        for row, i in enumerate(members):
+            c, p, _ = dominance.cost_power(modes[i], n, sw, nics, rails, mult, alone, "all", plant)
+            assert np.array_equal(cost[row], c) and np.array_equal(power[row], p)
