@@ -228,14 +228,14 @@ def prune(modes: list[Mode], inputs, site_limits: dict[str, int], criteria: np.n
         return list(modes), {}
     crit = np.zeros((len(modes), 0)) if criteria is None else np.asarray(criteria, dtype=float)
     check_deadline(ends, f"{len(modes):,} modes to check for dominance")
-    modes, crit, dropped = _same_fabric(modes, crit)
+    modes, crit, dropped = _same_fabric(modes, crit, ends)
     kept, more = _pairwise(modes, crit, inputs, site_limits, window, ends)
     return kept, {**dropped, **more}
 
 
-def _same_fabric(modes: list[Mode], crit: np.ndarray):
+def _same_fabric(modes: list[Mode], crit: np.ndarray, ends: float | None = None):
     """Modes that build the same fabric (they differ only in protocol): keep one of each group unless
-    another of the group is better on some criterion."""
+    another of the group is better on some criterion. ``ends``: prune's deadline."""
     groups: dict[tuple, list[int]] = {}
     for i, mode in enumerate(modes):
         key = (mode.topology, mode.tiers, mode.leaf, mode.spine, mode.core, mode.g0, mode.g1, mode.g2, mode.d1,
@@ -243,7 +243,9 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray):
         groups.setdefault(key, []).append(i)
     keep = np.ones(len(modes), dtype=bool)
     dropped = {}
-    for group in groups.values():
+    for k, group in enumerate(groups.values()):
+        if k % CHECK_EVERY == 0:
+            check_deadline(ends, f"{k:,} of {len(groups):,} fabrics checked for protocol twins")
         for b in group:
             for a in group:
                 if a != b and keep[a] and np.all(crit[a] <= crit[b]) and (np.any(crit[a] < crit[b]) or a < b):
@@ -321,11 +323,13 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     for i, mode in enumerate(modes):
         alike.setdefault(module_structure(mode, mults[i]), []).append(i)
     done = 0
-    for members in alike.values():
-        check_deadline(ends, f"{done:,} of {len(modes):,} modes sampled for the dominance check")
-        done += len(members)
-        s_cost[members], s_power[members] = sampled(modes, members, sample, sw, nics, rails, mults[members[0]],
-                                                    sample_counts, plant)
+    for group in alike.values():
+        for at in range(0, len(group), CHECK_EVERY):
+            check_deadline(ends, f"{done:,} of {len(modes):,} modes sampled for the dominance check")
+            members = group[at:at + CHECK_EVERY]
+            done += len(members)
+            s_cost[members], s_power[members] = sampled(modes, members, sample, sw, nics, rails, mults[members[0]],
+                                                        sample_counts, plant)
     s_cost[sample[None, :] > limit_of[:, None]] = np.inf
     s_power[sample[None, :] > limit_of[:, None]] = np.inf
     dropped: dict[str, str] = {}
