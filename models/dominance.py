@@ -116,6 +116,27 @@ def cable_items(mode: Mode, t: int, c: dict, n: np.ndarray, nics: int) -> np.nda
     return leaf_ends + _ceil_div(links, k)
 
 
+def counted(mode: Mode, n: np.ndarray, rails: int, multiplier: int, nics: int, counts: dict | None) -> dict:
+    """The switch and link counts of the mode's port structure for node counts n (fabric_counts, the node links
+    added), cached in ``counts`` by port_structure when given, with room for its items (items)."""
+    whole = counts.get(port_structure(mode, multiplier)) if counts is not None else None
+    if whole is None:
+        whole = fabric_counts(mode, n, rails, multiplier)
+        whole["links"][0] = nics * n
+        whole["items"] = {}  # module_shape -> its items for n (cable_items)
+        if counts is not None:
+            counts[port_structure(mode, multiplier)] = whole
+    return whole
+
+
+def items(mode: Mode, t: int, whole: dict, n: np.ndarray, nics: int) -> np.ndarray:
+    """Cable tier t's items for the node counts n that ``whole`` (counted's) holds, once per module shape."""
+    shape = module_shape(t, mode.cables[t])
+    if shape not in whole["items"]:
+        whole["items"][shape] = cable_items(mode, t, whole, n, nics)
+    return whole["items"][shape]
+
+
 def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int, multiplier: int,
                counts: dict | None = None, tiers: str = "all", plant: tuple = ({}, 0.0), size: int | None = None):
     """Fabric cost (USD), power (W) and patched transceiver links for node counts n; nodes themselves excluded
@@ -125,25 +146,8 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     ``plant``: (plant_rows, cable_in_rack_m); the cost takes each link's least fiber plant (plant_bounds: its
     jumpers and trunk, no panels). ``size``: the figures for the first ``size`` counts of n alone (the cached counts
     are n's)."""
-    key = port_structure(mode, multiplier)
-    whole = counts.get(key) if counts is not None else None
-    if whole is None:
-        whole = fabric_counts(mode, n, rails, multiplier)
-        whole["links"][0] = nics * n
-        whole["items"] = {}  # (tier, the cable's module structure) -> its items for n (cable_items)
-        if counts is not None:
-            counts[key] = whole
-
-    counted = n  # the node counts of ``whole``
-
-    def items_of(t: int, cable) -> np.ndarray:
-        """Cable tier t's items for n, computed once per port structure and module structure."""
-        shape = module_shape(t, cable)
-        if shape not in whole["items"]:
-            whole["items"][shape] = cable_items(mode, t, whole, counted, nics)
-        return whole["items"][shape][:size]
-
-    c = whole
+    whole = counted(mode, n, rails, multiplier, nics, counts)
+    c, every = whole, n
     if size is not None:
         c = {name: [links[:size] for links in whole["links"]] if name == "links" else whole[name][:size]
              for name in ("leaves", "spines", "cores", "links")}
@@ -158,9 +162,9 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     for t, cable in enumerate(mode.cables):
         if (t == 0 and tiers == "switches") or (t > 0 and tiers == "nodes"):
             continue
-        items = items_of(t, cable)
-        cost += cable.unit_price * items + plant_bounds(plant[0], cable, plant[1])[0] * c["links"][t]
-        power += cable.unit_power_w * items
+        tier_items = items(mode, t, whole, every, nics)[:size]
+        cost += cable.unit_price * tier_items + plant_bounds(plant[0], cable, plant[1])[0] * c["links"][t]
+        power += cable.unit_power_w * tier_items
         if cable.kind == "transceiver" and cable.length_m > plant[1]:
             patched += c["links"][t]
     return cost, power, patched
@@ -173,8 +177,7 @@ def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict
     operations element by element, in the same order (a missing switch adds 0 x its zero count), so the same
     figures to the last bit: the dominance screen compares them with cost_power's."""
     first = modes[members[0]]
-    cost_power(first, n, switches, nics, rails, multiplier, counts, "all", plant)  # the counts and items cached
-    c = counts[port_structure(first, multiplier)]
+    c = counted(first, n, rails, multiplier, nics, counts)
     group = [modes[i] for i in members]
     cost = np.zeros((len(group), len(n)))
     power = np.zeros((len(group), len(n)))
@@ -185,12 +188,12 @@ def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict
         cost += price[:, None] * count[None, :]
         power += watts[:, None] * count[None, :]
     for t, cable in enumerate(first.cables):
-        items = c["items"][module_shape(t, cable)]
+        tier_items = items(first, t, c, n, nics)
         unit = np.array([mode.cables[t].unit_price for mode in group])
         fiber = np.array([plant_bounds(plant[0], mode.cables[t], plant[1])[0] for mode in group])
         watts = np.array([mode.cables[t].unit_power_w for mode in group])
-        cost += unit[:, None] * items[None, :] + fiber[:, None] * c["links"][t][None, :]
-        power += watts[:, None] * items[None, :]
+        cost += unit[:, None] * tier_items[None, :] + fiber[:, None] * c["links"][t][None, :]
+        power += watts[:, None] * tier_items[None, :]
     return cost, power
 
 
@@ -264,11 +267,10 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     sw = switch_rows(inputs)
     sites = sorted(site_limits)
     where = np.array([[s in mode.sites for s in sites] for mode in modes], dtype=bool).reshape(len(modes), len(sites))
-    limits = [min(mode.node_cap, max((site_limits[s] for s in mode.sites if s in site_limits), default=0))
-              for mode in modes]
-    limit_of = np.asarray(limits, dtype=np.int64)
+    limits = np.asarray([min(mode.node_cap, max((site_limits[s] for s in mode.sites if s in site_limits), default=0))
+                         for mode in modes], dtype=np.int64)
     mults = [planes * (rails if mode.topology == "rail_only" else 1) for mode in modes]
-    top = max(max(limits), 1)
+    top = max(int(limits.max()), 1)
     sample = np.unique(np.linspace(1, top, min(SAMPLES, top)).astype(np.int64))
     cache: dict[int, tuple[np.ndarray, ...]] = {}
     every, every_counts, sample_counts = np.arange(1, top + 1, dtype=np.int64), {}, {}
@@ -330,8 +332,8 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
             done += len(members)
             s_cost[members], s_power[members] = sampled(modes, members, sample, sw, nics, rails, mults[members[0]],
                                                         sample_counts, plant)
-    s_cost[sample[None, :] > limit_of[:, None]] = np.inf
-    s_power[sample[None, :] > limit_of[:, None]] = np.inf
+    s_cost[sample[None, :] > limits[:, None]] = np.inf
+    s_power[sample[None, :] > limits[:, None]] = np.inf
     dropped: dict[str, str] = {}
     alive = np.ones(len(modes), dtype=bool)
     size = len(sample)
@@ -342,7 +344,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
         counts (most candidates fail there), then on every sample and the criteria, then checked exactly
         over 1..limit_b."""
         lim = limits[b]
-        cand = pool[alive[pool] & (limit_of[pool] >= lim)]  # a mode that holds fewer nodes than b dominates none
+        cand = pool[alive[pool] & (limits[pool] >= lim)]  # a mode that holds fewer nodes than b dominates none
         cand = cand[np.all(screen[cand] <= screen[b], axis=1)]
         cand = cand[(cand != b) & ((attach[cand] == attach[b]) | (attach[b] == 0))
                     & np.all(where[cand] | ~where[b], axis=1) & np.all(s_cost[cand] <= s_cost[b], axis=1)

@@ -124,7 +124,8 @@ class Mode:
 
 
 class PastDeadline(Exception):
-    """The preparation of the modes ran past the caller's deadline (its message says how far it got)."""
+    """A step before the solver (the modes' preparation, the model's build) ran past the caller's deadline (its
+    message says how far it got)."""
 
 
 def check_deadline(ends: float | None, progress: str) -> None:

@@ -324,12 +324,18 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
     obj = res.incumbent_objective * scale if has_solution else None
     bound = res.objective_bound
     bound = bound * scale if bound is not None and math.isfinite(bound) else None
-    gap = None
-    if obj is not None and bound is not None:
-        gap = abs(obj - bound) / max(abs(obj), 1e-9)
+    gap = relative_gap(obj, bound)
     status, stop = outcome_status(tc, has_solution)
     highs_seconds = solver.highs_seconds() if getattr(solver, "_solver_model", None) else seconds
     return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop, solver.refused)
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """HiGHS's relative gap of a design's cost to a lower bound, |objective - bound| / |objective|; None without
+    either."""
+    if objective is None or bound is None:
+        return None
+    return abs(objective - bound) / max(abs(objective), 1e-9)
 
 
 def scheduler_threads() -> int:

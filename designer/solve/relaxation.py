@@ -83,13 +83,11 @@ class Relaxation:
         if self.process is None:
             return None
         waited = time.perf_counter()
-        answer = self.process.wait(None if self.ends is None else self.ends + GUARD)
+        answer = self.process.wait(None if self.ends is None else self.ends + GUARD)  # stopped: kInterrupt, failed
         summary = {"status": LP_STATUS.get(answer["status"], "failed"), "termination": answer["status"],
                    "seconds": answer["seconds"]}
-        if summary["status"] == "optimal" and answer["objective"] is not None and not answer["stopped"]:
+        if summary["status"] == "optimal":
             summary |= {"objective": answer["objective"], "values": list(answer["values"])}
-        elif summary["status"] == "optimal":
-            summary["status"] = "failed"
         return self.outcome(summary, time.perf_counter() - waited)
 
     def outcome(self, answer: dict, seconds: float):

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pyomo.environ as pyo
 
 from designer.solve.greedy import greedy_plan
-from designer.solve.highs import Outcome, SolveOptions, run_highs
+from designer.solve.highs import Outcome, SolveOptions, relative_gap, run_highs
 from models.network import COST_SCALE, build_model, set_objective
 
 START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
@@ -141,7 +141,7 @@ def settled(start: Outcome | None, bound: float | None, mip_gap: float, time_lef
     its gap to the bound, when no time is left for a search. None otherwise."""
     if start is None:
         return None
-    gap = abs(start.objective - bound) / max(abs(start.objective), 1e-9) if bound is not None else None
+    gap = relative_gap(start.objective, bound)
     if gap is not None and gap <= mip_gap:
         return Outcome("optimal", start.objective, bound, gap, 0.0,
                        f"within the {mip_gap:g} gap of the LP relaxation's bound")
@@ -160,8 +160,7 @@ def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None,
     (the LP relaxation's): the answer's bound is the greater of it and HiGHS's (a run stopped at its deadline may
     have none)."""
     if floor is not None and (found.bound is None or floor > found.bound):
-        gap = None if found.objective is None else abs(found.objective - floor) / max(abs(found.objective), 1e-9)
-        found = replace(found, bound=floor, gap=gap)
+        found = replace(found, bound=floor, gap=relative_gap(found.objective, floor))
     if start is None or values is None or found.start_refused:
         return found
     if found.objective is not None and found.objective <= start.objective + 1e-9 * max(1.0, abs(start.objective)):
@@ -169,7 +168,7 @@ def better_of(found: Outcome, start: Outcome | None, values: list[tuple] | None,
     for var, value in values:
         var.set_value(value, skip_validation=True)
     bound = found.bound
-    gap = abs(start.objective - bound) / max(abs(start.objective), 1e-9) if bound is not None else None
+    gap = relative_gap(start.objective, bound)
     status = "optimal" if found.status == "optimal" else "feasible"
     return Outcome(status, start.objective, bound, gap, found.seconds, f"{found.termination}; greedy design kept",
                    found.highs_seconds)
