@@ -90,3 +90,16 @@ def example_runs(tmp_path_factory):
     runs = ExampleRuns(tmp_path_factory.mktemp("examples"))
     yield runs
     runs.close()
+
+
+def example_model(name: str):
+    """(inputs, model data, the model with its cost objective) of a shipped example workbook."""
+    from designer.inputs.workbook import load_inputs
+    from designer.solve.prepare import prepare_data
+    from models.network import build_model, set_objective
+
+    inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / f"{name}.xlsx")
+    data = prepare_data(inputs)
+    model = build_model(data)
+    set_objective(model)
+    return inputs, data, model

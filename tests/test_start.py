@@ -20,18 +20,15 @@ from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.relaxation import Relaxation
 from designer.solve.start import greedy_start, relaxation_start, restore, snapshot
-from models.network import COST_SCALE, build_model, set_objective
+from models.network import COST_SCALE, build_model
+from tests.conftest import example_model
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "examples" / "scale-across.xlsx"
 
 
 @pytest.fixture(scope="module")
 def instance():
-    inputs = load_inputs(EXAMPLE)
-    data = prepare_data(inputs)
-    model = build_model(data)
-    set_objective(model)
-    return inputs, data, model
+    return example_model("scale-across")
 
 
 def test_greedy_start_completes_the_plan_and_frees_its_decisions(instance):
@@ -303,9 +300,8 @@ def test_a_process_past_its_deadline_is_stopped_and_the_start_kept(monkeypatch, 
 def test_the_limit_holds_while_the_modes_are_prepared():
     """The time limit covers the modes' enumeration and pruning too (15 s on this example, 92,448 fabrics): a
     limit that runs out there ends the solve at once as a limit reached (NoSolution, saying where), not after."""
-    from designer.errors import NoSolution
-
     import designer.solve.highs as highs
+    from designer.errors import NoSolution
 
     inputs = load_inputs(EXAMPLE)
     limit = 3.0

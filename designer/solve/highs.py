@@ -343,6 +343,16 @@ def scheduler_threads() -> int:
     return _scheduler_threads or THREADS
 
 
+def translate(model) -> tuple[highspy.Highs, dict]:
+    """``model`` translated for HiGHS as a run of it is (GuardedHighs: fixed variables stay columns), without a run:
+    the highspy model and each variable's column (id -> index). Its time is the model's translation_seconds."""
+    solver = GuardedHighs()
+    started = time.perf_counter()
+    solver.set_instance(model)
+    TRANSLATION[model] = time.perf_counter() - started
+    return solver._solver_model, solver._pyomo_var_to_solver_var_map
+
+
 def translation_seconds(model) -> float:
     """What a HiGHS run of ``model`` spends before HiGHS starts (Pyomo's translation), as its last run did; 0 before
     the first. 233k variables and 366k rows: 21 s, a run a time limit must leave room for."""

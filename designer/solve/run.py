@@ -21,7 +21,9 @@ from designer.solve.prepare import at_most, prepare_data
 from designer.solve.relaxation import Relaxation
 from designer.solve.start import (
     better_of,
+    chosen_only,
     greedy_start,
+    priced_start,
     relaxation_start,
     restore,
     settled,
@@ -234,11 +236,20 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
             say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
         tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
         relaxed = lp.result()  # the LP's values of the sites are now in the model
-    bound, found = None, None
+    bound, found, near = None, None, None
+    if relaxed is None and start is not None and chosen_only(model) and clock.left(options):
+        # no LP was launched (the plan completed on its chosen pairs): the LP by pricing, the start's neighbourhood
+        relaxed, near = priced_start(model, start, options, budget(inputs), clock.ends)
+        if relaxed is not None:
+            say(f"LP relaxation by pricing: ${relaxed.bound:,.0f} ({relaxed.termination}, {relaxed.seconds:.1f} s)")
     if relaxed is not None:
         outcomes.append(relaxed)
         bound = relaxed.bound
-    if bound is not None:
+    if near is not None:
+        outcomes.append(near)
+        say(f"the start's neighbourhood: ${near.objective:,.0f} ({near.seconds:.1f} s)")
+        start, values = near, snapshot(model)
+    elif bound is not None and not chosen_only(model):
         say(f"LP relaxation: ${bound:,.0f} (HiGHS {relaxed.highs_seconds:.1f} s, {relaxed.seconds:.1f} s waited for)")
         setup = translation_seconds(model)
         if settled(start, bound, options.mip_gap, True) is None and clock.left(options, setup):

@@ -5,12 +5,24 @@ kept as the answer when HiGHS finds nothing better within the limit."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
+import numpy as np
 import pyomo.environ as pyo
 
 from designer.solve.greedy import greedy_plan
-from designer.solve.highs import Outcome, SolveOptions, relative_gap, run_highs
+from designer.solve.highs import (
+    THREADS,
+    Outcome,
+    SolveOptions,
+    relative_gap,
+    run_highs,
+    scheduler_threads,
+    start_violation,
+    translate,
+)
+from designer.solve.process import HighsProcess
 from models.network import COST_SCALE, build_model, set_objective
 
 START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
@@ -18,6 +30,9 @@ START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
 # 50-site plan with 60 switch models (233k variables) took 21 s to translate for HiGHS and found no design in the
 # 9 s left of its share; the modes it fixes at zero are most of the model
 CHOSEN_ONLY = 100_000
+#: how long the neighbourhood's run may take when the solve has no time limit (s); its process is given 1 s past its
+#: limit to answer
+NEIGHBOURHOOD_SECONDS = 120.0
 
 
 def greedy_start(model, data, options: SolveOptions, cutoff: float | None, translated=None) -> Outcome | None:
@@ -37,8 +52,7 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     choices = {(s, index[site["mode"]]) for s, site in plan.sites.items()}
     if any(key not in model.SM for key in choices):
         return None
-    # a budget row added to the model (add_horizon_budget) is not in a model built afresh: completed in place then
-    if not hasattr(model, "budget") and model.nvariables() > CHOSEN_ONLY:
+    if chosen_only(model):
         return complete_chosen(model, data, choices, options, cutoff)
     fixed = []
 
@@ -55,6 +69,12 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     finally:
         for var in fixed:
             var.unfix()
+
+
+def chosen_only(model) -> bool:
+    """Whether a greedy plan of ``model`` is completed on a model of its chosen pairs (complete_chosen): more than
+    CHOSEN_ONLY variables and no budget row (add_horizon_budget's, which a model built afresh would not hold)."""
+    return not hasattr(model, "budget") and model.nvariables() > CHOSEN_ONLY
 
 
 def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: float | None) -> Outcome | None:
@@ -112,6 +132,72 @@ def complete(model, options: SolveOptions, cutoff: float | None, translated=None
         return None
     outcome.status = "feasible"  # a completion of one choice of decisions, not an optimum of the model
     return outcome
+
+
+def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | None,
+                 ends: float | None) -> tuple[Outcome | None, Outcome | None]:
+    """A large model's LP bound and a better design near the start, where the whole LP would take most of the time
+    limit (50 sites, 60 switch models: 43-56 s): the LP relaxation by column generation from the start's modes
+    (designer.solve.pricing: 11 s there), then, unless its bound proves the start within the gap, the start's
+    neighbourhood the LP points at, completed by HiGHS in a process of its own with the start as incumbent: the sites
+    open both in the start and in the LP's optimum fixed open, those open in neither closed, the rest free; the
+    pairs of the start's modes free at every site, the others' columns fixed at 0. Returns (the LP's Outcome, its
+    cost the bound, or None; the neighbourhood's Outcome when it found a better design within ``cutoff``, its values
+    then in the model's variables, else None). ``ends``: when the time is up (perf_counter seconds; None: no limit,
+    the neighbourhood then given NEIGHBOURHOOD_SECONDS)."""
+    from designer.solve.pricing import pair_columns, priced_relaxation
+
+    began = time.perf_counter()
+    highs, columns = translate(model)
+    lp = highs.getLp()
+    owner, pairs = pair_columns(model, columns)
+    modes = {i for (s, i), y in model.y.items() if round(y.value or 0) == 1}
+    first = np.array([i in modes for _s, i in pairs], dtype=bool)
+    priced = priced_relaxation(lp, owner, first, COST_SCALE, ends, scheduler_threads())
+    if priced.bound is None:
+        return None, None
+    relaxed = Outcome("optimal", priced.bound, priced.bound, None, time.perf_counter() - began,
+                      f"{'optimal' if priced.proven else 'bound'} after {priced.rounds} round(s) of pricing",
+                      priced.seconds)
+    gap = relative_gap(start.objective, priced.bound)
+    if gap is not None and gap <= options.mip_gap:
+        return relaxed, None
+    began = time.perf_counter()
+    variables = [var for var in model.component_data_objects(pyo.Var) if id(var) in columns]
+    at = np.array([columns[id(var)] for var in variables], dtype=np.int64)
+    incumbent = np.zeros(lp.num_col_)
+    incumbent[at] = [var.value or 0.0 for var in variables]
+    lower, upper = np.array(lp.col_lower_, dtype=float), np.array(lp.col_upper_, dtype=float)
+    for var in model.open.values():
+        c = columns[id(var)]
+        in_start, in_lp = incumbent[c] > 0.5, priced.values[c] > 1e-6
+        if in_start and in_lp:
+            lower[c] = 1.0
+        elif not in_start and not in_lp:
+            upper[c] = 0.0
+    out = (owner >= 0) & ~first[np.maximum(owner, 0)]
+    lower[out] = upper[out] = 0.0
+    lp.col_lower_, lp.col_upper_ = lower, upper
+    run_options = {"presolve": "on", "mip_heuristic_run_rens": True, "mip_rel_gap": options.mip_gap,
+                   "threads": THREADS}
+    if cutoff is not None:
+        run_options["objective_bound"] = cutoff / COST_SCALE * (1 + 1e-9)
+    until = ends if ends is not None else time.perf_counter() + NEIGHBOURHOOD_SECONDS
+    try:
+        with HighsProcess(lp, run_options, start=incumbent, ends=until) as run:
+            answer = run.wait(until + 1.0)
+    except OSError:  # no temporary folder or no room for a process: the start stays
+        return relaxed, None
+    values = answer["values"]
+    if values is None or start_violation(highs, values) > 0:
+        return relaxed, None
+    objective = (float(np.dot(lp.col_cost_, values)) + lp.offset_) * COST_SCALE
+    if objective >= start.objective or (cutoff is not None and objective > cutoff * (1 + 1e-9)):
+        return relaxed, None
+    for var, c in zip(variables, at):
+        var.set_value(float(values[c]), skip_validation=True)
+    return relaxed, Outcome("feasible", objective, None, None, time.perf_counter() - began,
+                            "the start's neighbourhood the LP points at", answer["seconds"])
 
 
 def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: set | None) -> Outcome | None:
