@@ -28,6 +28,7 @@ import numpy as np
 
 ARRAYS = ("col_cost_", "col_lower_", "col_upper_", "row_lower_", "row_upper_")
 BOUND_EVERY = 1.0  # s between two saves of a MIP's bound
+POLL = 0.05  # s between two looks at runs waited for together (wait_first)
 
 
 class HighsProcess:
@@ -66,10 +67,31 @@ class HighsProcess:
         try:
             self.process.wait(timeout=None if until is None else max(0.0, until - time.perf_counter()))
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            return read_saved(Path(self.folder.name))
+            return self.stop()
         return read_answer(Path(self.folder.name))
+
+    def stop(self) -> dict:
+        """Stop the run now: its answer when it had ended, else the best design it saved, ``stopped`` true."""
+        if self.process.poll() is not None:
+            return read_answer(Path(self.folder.name))
+        self.process.kill()
+        self.process.wait()
+        return read_saved(Path(self.folder.name))
+
+
+def wait_first(runs: list[HighsProcess], until: float | None, enough) -> list[dict]:
+    """The answers of runs started together, each read as it ends; once one answers with ``enough(answer)`` true, or
+    at ``until`` (perf_counter seconds; None: no end), the others are stopped with what they saved."""
+    answers: list[dict | None] = [None] * len(runs)
+    while any(answer is None for answer in answers):
+        ended = [i for i, run in enumerate(runs) if answers[i] is None and run.process.poll() is not None]
+        for i in ended:
+            answers[i] = read_answer(Path(runs[i].folder.name))
+        if any(enough(answers[i]) for i in ended) or (until is not None and time.perf_counter() >= until):
+            answers = [answer if answer is not None else run.stop() for run, answer in zip(runs, answers)]
+        else:
+            time.sleep(POLL)
+    return answers
 
 
 def monotonic(ends: float | None) -> float | None:

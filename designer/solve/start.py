@@ -13,7 +13,6 @@ import pyomo.environ as pyo
 
 from designer.solve.greedy import greedy_plan
 from designer.solve.highs import (
-    THREADS,
     Outcome,
     SolveOptions,
     relative_gap,
@@ -22,7 +21,6 @@ from designer.solve.highs import (
     start_violation,
     translate,
 )
-from designer.solve.process import HighsProcess
 from models.network import COST_SCALE, build_model, set_objective
 
 START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
@@ -30,8 +28,8 @@ START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
 # 50-site plan with 60 switch models (233k variables) took 21 s to translate for HiGHS and found no design in the
 # 9 s left of its share; the modes it fixes at zero are most of the model
 CHOSEN_ONLY = 100_000
-#: how long the neighbourhood's run may take when the solve has no time limit (s); its process is given 1 s past its
-#: limit to answer
+#: how long the neighbourhoods' runs may take when the solve has no time limit (s); their processes are given 1 s past
+#: it to answer
 NEIGHBOURHOOD_SECONDS = 120.0
 
 
@@ -138,13 +136,12 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
                  ends: float | None) -> tuple[Outcome | None, Outcome | None]:
     """A large model's LP bound and a better design near the start, where the whole LP would take most of the time
     limit (50 sites, 60 switch models: 43-56 s): the LP relaxation by column generation from the start's modes
-    (designer.solve.pricing: 11 s there), then, unless its bound proves the start within the gap, the start's
-    neighbourhood the LP points at, completed by HiGHS in a process of its own with the start as incumbent: the sites
-    open both in the start and in the LP's optimum fixed open, those open in neither closed, the rest free; the
-    pairs of the start's modes free at every site, the others' columns fixed at 0. Returns (the LP's Outcome, its
-    cost the bound, or None; the neighbourhood's Outcome when it found a better design within ``cutoff``, its values
-    then in the model's variables, else None). ``ends``: when the time is up (perf_counter seconds; None: no limit,
-    the neighbourhood then given NEIGHBOURHOOD_SECONDS)."""
+    (designer.solve.pricing: 11 s there), then, unless its bound proves the start within the gap, the neighbourhoods
+    of the start and of the LP's sites over the start's modes (designer.solve.neighbourhood). Returns (the LP's
+    Outcome, its cost the bound, or None; the cheapest design the neighbourhoods found below the start and within
+    ``cutoff``, its values then in the model's variables, else None). ``ends``: when the time is up (perf_counter
+    seconds; None: no limit, the neighbourhoods then given NEIGHBOURHOOD_SECONDS)."""
+    from designer.solve.neighbourhood import neighbourhood_bounds, search
     from designer.solve.pricing import pair_columns, priced_relaxation
 
     began = time.perf_counter()
@@ -167,37 +164,34 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
     at = np.array([columns[id(var)] for var in variables], dtype=np.int64)
     incumbent = np.zeros(lp.num_col_)
     incumbent[at] = [var.value or 0.0 for var in variables]
-    lower, upper = np.array(lp.col_lower_, dtype=float), np.array(lp.col_upper_, dtype=float)
-    for var in model.open.values():
-        c = columns[id(var)]
-        in_start, in_lp = incumbent[c] > 0.5, priced.values[c] > 1e-6
-        if in_start and in_lp:
-            lower[c] = 1.0
-        elif not in_start and not in_lp:
-            upper[c] = 0.0
-    out = (owner >= 0) & ~first[np.maximum(owner, 0)]
-    lower[out] = upper[out] = 0.0
-    lp.col_lower_, lp.col_upper_ = lower, upper
-    run_options = {"presolve": "on", "mip_heuristic_run_rens": True, "mip_rel_gap": options.mip_gap,
-                   "threads": THREADS}
+    left_out = (owner >= 0) & ~first[np.maximum(owner, 0)]
+    opened = np.array([columns[id(var)] for var in model.open.values()], dtype=np.int64)
+    run_options = {"presolve": "on", "mip_heuristic_run_rens": True, "mip_rel_gap": options.mip_gap}
     if cutoff is not None:
         run_options["objective_bound"] = cutoff / COST_SCALE * (1 + 1e-9)
     until = ends if ends is not None else time.perf_counter() + NEIGHBOURHOOD_SECONDS
+    target = priced.bound / (1 - options.mip_gap) / COST_SCALE if options.mip_gap < 1 else np.inf
     try:
-        with HighsProcess(lp, run_options, start=incumbent, ends=until) as run:
-            answer = run.wait(until + 1.0)
+        answers = search(lp, left_out, neighbourhood_bounds(lp, left_out, opened, incumbent, priced.values),
+                         run_options, target, until)
     except OSError:  # no temporary folder or no room for a process: the start stays
         return relaxed, None
-    values = answer["values"]
-    if values is None or start_violation(highs, values) > 0:
+    best = None
+    for answer in answers:
+        values = answer["values"]
+        if values is None or start_violation(highs, values) > 0:
+            continue
+        objective = (float(np.dot(lp.col_cost_, values)) + lp.offset_) * COST_SCALE
+        if objective < (start.objective if best is None else best[0]) and (
+                cutoff is None or objective <= cutoff * (1 + 1e-9)):
+            best = (objective, values, answer["seconds"])
+    if best is None:
         return relaxed, None
-    objective = (float(np.dot(lp.col_cost_, values)) + lp.offset_) * COST_SCALE
-    if objective >= start.objective or (cutoff is not None and objective > cutoff * (1 + 1e-9)):
-        return relaxed, None
+    objective, values, seconds = best
     for var, c in zip(variables, at):
         var.set_value(float(values[c]), skip_validation=True)
     return relaxed, Outcome("feasible", objective, None, None, time.perf_counter() - began,
-                            "the start's neighbourhood the LP points at", answer["seconds"])
+                            "a neighbourhood of the start or of the LP's sites", seconds)
 
 
 def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: set | None) -> Outcome | None:
