@@ -16,10 +16,12 @@ deadline.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import highspy
 import numpy as np
 
-from designer.solve.pricing import Matrix
+from designer.solve.pricing import Matrix, colwise_lp
 from designer.solve.process import HighsProcess, wait_first
 
 
@@ -42,15 +44,9 @@ def neighbourhood_bounds(lp: highspy.HighsLp, left_out: np.ndarray, opened: np.n
 def column_subset(lp: highspy.HighsLp, kept: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> highspy.HighsLp:
     """The MIP of ``lp`` over the ``kept`` columns alone (a mask; the others are 0), every row kept, with the given
     bounds of the whole model's columns."""
-    start, index, value = Matrix(lp).block(np.ones(lp.num_row_, dtype=bool), kept)
-    sub = highspy.HighsLp()
-    sub.num_col_, sub.num_row_ = int(kept.sum()), lp.num_row_
-    sub.col_cost_ = np.asarray(lp.col_cost_, dtype=float)[kept]
-    sub.col_lower_, sub.col_upper_ = lower[kept], upper[kept]
-    sub.row_lower_, sub.row_upper_ = lp.row_lower_, lp.row_upper_
-    sub.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    sub.a_matrix_.num_col_, sub.a_matrix_.num_row_ = sub.num_col_, sub.num_row_
-    sub.a_matrix_.start_, sub.a_matrix_.index_, sub.a_matrix_.value_ = start, index, value
+    sub = colwise_lp(np.asarray(lp.col_cost_, dtype=float)[kept], lower[kept], upper[kept],
+                     np.asarray(lp.row_lower_, dtype=float), np.asarray(lp.row_upper_, dtype=float),
+                     Matrix(lp).block(np.ones(lp.num_row_, dtype=bool), kept))
     integer = np.asarray([t != highspy.HighsVarType.kContinuous for t in lp.integrality_], dtype=bool)[kept]
     sub.integrality_ = [highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
                         for flag in integer]
@@ -65,16 +61,12 @@ def search(lp: highspy.HighsLp, left_out: np.ndarray, neighbourhoods: list, opti
     seconds). Returns each run's answer (designer.solve.process) with its values over the whole model's columns. A
     process that cannot be made (no temporary folder, no room) raises OSError."""
     kept = ~left_out
-    runs: list[HighsProcess] = []
-    try:
-        for lower, upper, start in neighbourhoods:
-            runs.append(HighsProcess(column_subset(lp, kept, lower, upper),
-                                     options | {"threads": 1, "objective_target": target},
-                                     start=None if start is None else start[kept], ends=until))
+    with ExitStack() as stack:
+        runs = [stack.enter_context(HighsProcess(column_subset(lp, kept, lower, upper),
+                                                 options | {"threads": 1, "objective_target": target},
+                                                 start=None if start is None else start[kept], ends=until))
+                for lower, upper, start in neighbourhoods]
         answers = wait_first(runs, until + 1.0, lambda a: a["values"] is not None and a["objective"] <= target)
-    finally:
-        for run in runs:
-            run.__exit__(None, None, None)
     for answer in answers:
         if answer["values"] is not None:
             values = np.zeros(lp.num_col_)

@@ -101,20 +101,25 @@ class Matrix:
         return start.astype(np.int32), row[order].astype(np.int32), value[order]
 
 
-def box_minimum(rc: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
-    """sum_j min over [l_j, u_j] of rc_j x_j; -inf when an rc beyond TINY points at an infinite bound."""
-    rc = np.where((np.abs(rc) <= TINY) & ~(np.isfinite(lower) & np.isfinite(upper)), 0.0, rc)
-    with np.errstate(invalid="ignore"):
-        terms = np.where(rc > 0, rc * lower, np.where(rc < 0, rc * upper, 0.0))
-    return float(np.sum(terms))
+def colwise_lp(cost: np.ndarray, lower: np.ndarray, upper: np.ndarray, row_lower: np.ndarray,
+               row_upper: np.ndarray, block: tuple[np.ndarray, np.ndarray, np.ndarray]) -> highspy.HighsLp:
+    """An LP of these columns and rows, its matrix a column-wise (start, index, value) (Matrix.block)."""
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = len(cost), len(row_lower)
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+    lp.row_lower_, lp.row_upper_ = row_lower, row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = lp.num_col_, lp.num_row_
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = block
+    return lp
 
 
-def row_terms(duals: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
-    """sum_r y_r b_r (b_r the row's lower bound where y_r > 0, its upper where y_r < 0); -inf when a dual beyond
-    TINY points at an infinite bound."""
-    duals = np.where((np.abs(duals) <= TINY) & ~(np.isfinite(lower) & np.isfinite(upper)), 0.0, duals)
+def box_minimum(weights: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
+    """sum_j min over [l_j, u_j] of w_j x_j (a column's reduced cost times its value; a row's dual times its bound:
+    the lower where y_r > 0, the upper where y_r < 0); -inf when a weight beyond TINY points at an infinite bound."""
+    weights = np.where((np.abs(weights) <= TINY) & ~(np.isfinite(lower) & np.isfinite(upper)), 0.0, weights)
     with np.errstate(invalid="ignore"):
-        terms = np.where(duals > 0, duals * lower, np.where(duals < 0, duals * upper, 0.0))
+        terms = np.where(weights > 0, weights * lower, np.where(weights < 0, weights * upper, 0.0))
     return float(np.sum(terms))
 
 
@@ -155,14 +160,14 @@ def priced_relaxation(lp: highspy.HighsLp, owner: np.ndarray, first: np.ndarray,
         duals[kept] = 0.0
         rc = matrix.reduced_costs(cost, duals)
         inside = ~out
-        part = lp.offset_ + row_terms(duals, row_lower, row_upper) + box_minimum(rc[inside], lower[inside],
+        part = lp.offset_ + box_minimum(duals, row_lower, row_upper) + box_minimum(rc[inside], lower[inside],
                                                                                  upper[inside])
         price, chosen = pricing_lp(matrix, kept, out, rc, lower, upper, row_lower, row_upper, threads, ends)
         bound = part + price if price is not None else -np.inf
         if np.isfinite(bound) and (best.bound is None or bound * scale > best.bound):
             best.bound = float(bound * scale)
         best.objective, best.values = objective * scale, np.asarray(restricted.getSolution().col_value)
-        best.rounds, best.seconds = rounds, time.perf_counter() - started
+        best.rounds = rounds
         if chosen is None:
             break
         share = np.bincount(owner[out], weights=rc[out] * chosen, minlength=len(held))
@@ -187,14 +192,7 @@ def pricing_lp(matrix: Matrix, kept: np.ndarray, out: np.ndarray, rc: np.ndarray
     columns' values (None, None when HiGHS does not prove it optimal in time)."""
     if not out.any():
         return 0.0, np.zeros(0)
-    start, index, value = matrix.block(kept, out)
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = int(out.sum()), int(kept.sum())
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = rc[out], lower[out], upper[out]
-    lp.row_lower_, lp.row_upper_ = row_lower[kept], row_upper[kept]
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = lp.num_col_, lp.num_row_
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = start, index, value
+    lp = colwise_lp(rc[out], lower[out], upper[out], row_lower[kept], row_upper[kept], matrix.block(kept, out))
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     highs.passModel(lp)

@@ -238,7 +238,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         relaxed = lp.result()  # the LP's values of the sites are now in the model
     bound, found, near = None, None, None
     if relaxed is None and start is not None and chosen_only(model) and clock.left(options):
-        # no LP was launched (the plan completed on its chosen pairs): the LP by pricing, the start's neighbourhood
+        # no LP was launched (the plan completed on its chosen pairs): the LP by pricing, the neighbourhoods
         relaxed, near = priced_start(model, start, options, budget(inputs), clock.ends)
         if relaxed is not None:
             say(f"LP relaxation by pricing: ${relaxed.bound:,.0f} ({relaxed.termination}, {relaxed.seconds:.1f} s)")
@@ -247,7 +247,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         bound = relaxed.bound
     if near is not None:
         outcomes.append(near)
-        say(f"the start's neighbourhood: ${near.objective:,.0f} ({near.seconds:.1f} s)")
+        say(f"a neighbourhood of the start or of the LP's sites: ${near.objective:,.0f} ({near.seconds:.1f} s)")
         start, values = near, snapshot(model)
     elif bound is not None and not chosen_only(model):
         say(f"LP relaxation: ${bound:,.0f} (HiGHS {relaxed.highs_seconds:.1f} s, {relaxed.seconds:.1f} s waited for)")
