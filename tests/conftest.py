@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -46,19 +47,50 @@ EXAMPLE_TIMEOUT = 900  # seconds of wall time before a run counts as hung
 
 class ExampleRuns:
     """``designer solve`` on every example workbook, in subprocesses started together (one HiGHS thread each);
-    ``get`` waits for one, ``design`` reads its design.json."""
+    ``get`` waits for one, ``design`` reads its design.json.
+
+    The pytest-xdist workers of one run share the folder: each example is solved by the first worker to take its
+    lock (held until its result is written beside its output folder), and read by the others, which wait on the
+    lock; a worker that finds the lock free and no result (its solver gone without one) solves it itself."""
 
     def __init__(self, out: Path):
         self.out = out
         self.procs = {}
+        self.locks = {}
         self.done: dict[str, subprocess.CompletedProcess] = {}
         for path in EXAMPLES:
-            args = [sys.executable, "-m", "designer.cli", "solve", str(path), "-o", str(out / path.stem),
-                    "--time-limit", str(EXAMPLE_TIME_LIMIT), "--threads", "1"]
-            self.procs[path.stem] = (args, subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                            text=True, cwd=ROOT))
+            self.locks[path.stem] = lock = open(out / f"{path.stem}.lock", "a")  # noqa: SIM115 - held until read
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # another worker solves it
+            if not self.read(path.stem):
+                self.start(path)
+
+    def start(self, path: Path) -> None:
+        args = [sys.executable, "-m", "designer.cli", "solve", str(path), "-o", str(self.out / path.stem),
+                "--time-limit", str(EXAMPLE_TIME_LIMIT), "--threads", "1"]
+        self.procs[path.stem] = (args, subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                        text=True, cwd=ROOT))
+
+    def read(self, stem: str) -> bool:
+        """The result another worker wrote, if any (the lock is held)."""
+        result = self.out / f"{stem}.result.json"
+        if result.exists():
+            self.done[stem] = subprocess.CompletedProcess(**json.loads(result.read_text()))
+            self.release(stem)
+        return stem in self.done
+
+    def release(self, stem: str) -> None:
+        lock = self.locks.pop(stem, None)
+        if lock is not None:
+            lock.close()
 
     def get(self, stem: str) -> subprocess.CompletedProcess:
+        if stem not in self.done and stem not in self.procs:
+            fcntl.flock(self.locks[stem], fcntl.LOCK_EX)  # the worker solving it has written its result
+            if not self.read(stem):
+                self.start(next(p for p in EXAMPLES if p.stem == stem))
         if stem not in self.done:
             args, proc = self.procs[stem]
             try:
@@ -68,6 +100,10 @@ class ExampleRuns:
                 stdout, stderr = proc.communicate()
                 stderr += f"\n(killed after {EXAMPLE_TIMEOUT} s)"
             self.done[stem] = subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+            written = self.out / f"{stem}.result.json.part"
+            written.write_text(json.dumps(vars(self.done[stem])))
+            written.replace(self.out / f"{stem}.result.json")
+            self.release(stem)
         return self.done[stem]
 
     def solved(self, stem: str) -> tuple[dict, Path]:
@@ -82,12 +118,20 @@ class ExampleRuns:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+        for stem in list(self.locks):
+            self.release(stem)
 
 
 @pytest.fixture(scope="session")
 def example_runs(tmp_path_factory):
-    """The examples' solves, started when a test first asks for them and kept for the session."""
-    runs = ExampleRuns(tmp_path_factory.mktemp("examples"))
+    """The examples' solves, started when a test first asks for them and kept for the session; under pytest-xdist
+    in a folder the run's workers share (beside their own temporary folders)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.getbasetemp().parent / "examples"
+        out.mkdir(exist_ok=True)
+    else:
+        out = tmp_path_factory.mktemp("examples")
+    runs = ExampleRuns(out)
     yield runs
     runs.close()
 

@@ -673,3 +673,33 @@ def test_spine_module_rows_hold_exactly_the_ceiling_of_each_spines_links():
             model.spine_modules[s, i, j].set_value(0)
             checked += 1
     assert checked >= 3
+
+
+def test_a_second_preparation_of_the_same_inputs_reads_the_kept_modes(monkeypatch):
+    """prepare_data keeps the modes of its last preparations by the inputs' content and its arguments: the same
+    inputs again (re-read from the workbook, or the same object) get the same modes and account without a second
+    enumeration; a changed input, or another argument, is prepared afresh."""
+    from collections import OrderedDict
+
+    import designer.solve.prepare as prepare
+
+    monkeypatch.setattr(prepare, "PREPARED", OrderedDict())
+    enumerated = []
+    real = prepare.enumerate_modes
+    monkeypatch.setattr(prepare, "enumerate_modes", lambda *a, **kw: enumerated.append(1) or real(*a, **kw))
+    workbook = Path(__file__).resolve().parents[1] / "data" / "examples" / "default.xlsx"
+    first = prepare.prepare_data(load_inputs(workbook))
+    again = prepare.prepare_data(load_inputs(workbook))
+    assert len(enumerated) == 1
+    assert [m.id for m in again.modes] == [m.id for m in first.modes] and again.modes
+    assert again.modeset.summary() == first.modeset.summary()
+    assert again.multiplier == first.multiplier and again.inter.routes == first.inter.routes
+    again.modeset.filtered["changed by a reader"] += 1  # a reader's change stays its own
+    assert prepare.prepare_data(again.inputs).modeset.summary() == first.modeset.summary()
+    changed = load_inputs(workbook)
+    changed.project["max_oversubscription"] = 2.0
+    looser = prepare.prepare_data(changed)
+    assert len(enumerated) == 2
+    assert looser.modeset.summary()["enumerated"] > first.modeset.summary()["enumerated"]
+    prepare.prepare_data(load_inputs(workbook), by_latency=True)
+    assert len(enumerated) == 3

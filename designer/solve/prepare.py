@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections import Counter
-from dataclasses import replace
+import pickle
+from collections import Counter, OrderedDict
+from dataclasses import fields, replace
+
+import pandas as pd
 
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.training import mode_step_s
 from models import workload as wl
 from models.dominance import prune
 from models.intersite import prepare
-from models.modes import ModeSet, check_deadline, enumerate_modes
+from models.modes import Mode, ModeSet, check_deadline, enumerate_modes
 from models.network import ModelData, multiplier, site_list, workload_rows
+
+
+#: the modes and their account of the last few preparations, by fingerprint (prepare_data)
+PREPARED: OrderedDict[bytes, tuple[tuple[Mode, ...], ModeSet]] = OrderedDict()
+KEPT = 4
 
 
 def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | None = None,
@@ -24,7 +33,59 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     ``penalty`` (mode -> what the elastic objective charges for choosing it) is one more pruning criterion;
     ``by_latency``: the worst-case latency is a pruning criterion whatever the objective (see at_most); ``ends``:
     the solve's deadline (perf_counter seconds), past which the enumeration and the pruning stop
-    (models.modes.PastDeadline)."""
+    (models.modes.PastDeadline).
+
+    The modes kept are a function of the inputs and these arguments alone: the last KEPT preparations are kept by
+    a fingerprint of both (the inputs as they are at the call), so a second preparation of the same
+    workbook (the explanation's re-solves, a level probed again) reads them instead of enumerating and pruning
+    again (13 s on the scale-across example). A penalty (a function) is not fingerprinted: none is kept."""
+    key = None if penalty is not None else fingerprint(inputs, latency_cap, step_cap, by_latency)
+    if key in PREPARED:
+        PREPARED.move_to_end(key)
+        modes, modeset = PREPARED[key]
+        sites = site_list(inputs)
+        data = ModelData(inputs=inputs, modes=list(modes), sites=sites, inter=prepare(inputs, sites))
+        data.modeset = copied(modeset)
+        data.workload = workload_of(inputs)
+    else:
+        data = pruned(inputs, latency_cap, step_cap, penalty, by_latency, ends)
+        if key is not None:
+            PREPARED[key] = (tuple(data.modes), copied(data.modeset))
+            while len(PREPARED) > KEPT:
+                PREPARED.popitem(last=False)
+    if data.workload is not None:
+        data.intra_s = intra_bounds(data)
+    data.multiplier = {i: multiplier(mode, data.node) for i, mode in enumerate(data.modes)}
+    data.modeset.final = len(data.modes)  # the summary counts what the model gets
+    return data
+
+
+def fingerprint(inputs, *args) -> bytes:
+    """A digest of the inputs as they are now (each table by its index, columns and values: a DataFrame's own
+    pickle carries pandas's caches, which reading it fills) and the preparation's arguments."""
+    state = [value.to_dict("split") if isinstance(value, pd.DataFrame) else value
+             for value in (getattr(inputs, f.name) for f in fields(inputs))]
+    return hashlib.sha256(pickle.dumps((state, args), protocol=pickle.HIGHEST_PROTOCOL)).digest()
+
+
+def copied(modeset: ModeSet) -> ModeSet:
+    """A modeset whose account (and list of modes) its reader may change without changing ``modeset``; the modes
+    themselves are immutable and shared."""
+    return replace(modeset, modes=list(modeset.modes), filtered=Counter(modeset.filtered),
+                   examples=dict(modeset.examples))
+
+
+def workload_of(inputs) -> dict | None:
+    """The workload's parameters when it limits the communication time (max_comm_fraction), else None."""
+    if inputs.workload and inputs.workload.get("max_comm_fraction") is not None:
+        return wl.parameters(inputs.workload, inputs.project["gpus_required"])
+    return None
+
+
+def pruned(inputs, latency_cap: float | None, step_cap: float | None, penalty, by_latency: bool,
+           ends: float | None) -> ModelData:
+    """prepare_data's work: the modes enumerated, filtered and pruned, in the model data with its inter-site
+    data and the workload's parameters."""
     modeset = enumerate_modes(inputs, ends)
     if latency_cap is not None:
         slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
@@ -38,8 +99,8 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     sites = site_list(inputs)
     data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
     data.modeset = modeset
-    if inputs.workload and inputs.workload.get("max_comm_fraction") is not None:
-        data.workload = wl.parameters(inputs.workload, inputs.project["gpus_required"])
+    data.workload = workload_of(inputs)
+    if data.workload is not None:
         data.intra_s = intra_bounds(data)
         reason = "intra-site all-reduce estimate above the workload's time limit at every site"
         usable = {i for (s, i), t in data.intra_s.items() if t <= data.workload["t_max_s"]}
@@ -65,10 +126,6 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
                                     next(iter(dominated)))
-    if data.workload is not None:
-        data.intra_s = intra_bounds(data)
-    data.multiplier = {i: multiplier(mode, data.node) for i, mode in enumerate(data.modes)}
-    modeset.final = len(data.modes)  # the summary counts what the model gets
     return data
 
 
