@@ -136,7 +136,9 @@ def check_deadline(ends: float | None, progress: str) -> None:
 
 @dataclass
 class ModeSet:
-    """The kept modes and, for each rejected combination, why."""
+    """The kept modes and, for each rejected combination, why. After the model data's preparation
+    (designer.solve.prepare) ``modes`` are the modes the model gets, or, where none is left, those the filters after
+    the enumeration removed."""
 
     modes: list[Mode]
     filtered: Counter

@@ -126,6 +126,8 @@ def pruned(inputs, latency_cap: float | None, step_cap: float | None, penalty, b
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
                                     next(iter(dominated)))
+    if data.modes:  # the enumerated modes (313,344 with 60 switch models) are let go; the diagnosis reads them
+        modeset.modes = data.modes  # only when none is kept
     return data
 
 
