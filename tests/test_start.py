@@ -77,6 +77,23 @@ def test_a_large_model_is_completed_on_its_chosen_modes(monkeypatch, instance):
     assert stopped.objective is not None and stopped.objective <= chosen.objective * (1 + 1e-9)
 
 
+def test_a_completion_on_the_chosen_modes_may_take_all_the_time_left(monkeypatch, instance):
+    """The whole model's completion runs beside its LP and before a search of its own: START_SHARE of the time left.
+    The completion on the chosen modes alone is the one design what follows it starts from: all of the time left
+    (a plan whose completion needed 20.7 s of the 48 s left had no design in its 19 s share)."""
+    import designer.solve.start as start_module
+
+    _inputs, data, model = instance
+    given = []
+    real = start_module.run_highs
+    monkeypatch.setattr(start_module, "run_highs",
+                        lambda m, options, *a, **kw: given.append(options.time_limit) or real(m, options, *a, **kw))
+    assert greedy_start(model, data, SolveOptions(time_limit=50.0), cutoff=None) is not None
+    monkeypatch.setattr(start_module, "CHOSEN_ONLY", 0)
+    assert greedy_start(model, data, SolveOptions(time_limit=50.0), cutoff=None) is not None
+    assert given == [pytest.approx(50.0 * start_module.START_SHARE), pytest.approx(50.0)]
+
+
 def test_a_start_that_is_not_a_design_of_the_model_is_refused(instance):
     """A start breaking one bound of the model is not given to HiGHS and never kept as the answer (better_of)."""
     from designer.solve.start import better_of, snapshot
