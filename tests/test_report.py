@@ -62,14 +62,33 @@ def test_every_section_is_there(solved):
 
 
 def test_figures_are_embedded_pngs(solved):
+    """Cost, power, map and communication; per site its fabric, floor, network racks (its DCI routers) and latency,
+    each drawn once for the sites it is alike at: the pair's two sites are the same but for their names, so site b
+    shows a's four."""
     html = (solved / "report.html").read_text()
     images = IMG.findall(html)
-    sites = design(solved)["totals"]["sites_open"]
-    # cost, power, map, communication; per site fabric, floor, network racks (its DCI routers) and latency
-    assert len(images) == 4 + 4 * sites
+    assert design(solved)["totals"]["sites_open"] == 2
+    assert len(images) == 4 + 4
+    for what in ("Fabric diagram", "Floor plan", "Network racks", "Latency budget"):
+        assert html.count(f"{what}: the same as a's above.") == 1, what
     for data in images:
         assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
     assert "figure could not be drawn" not in html
+
+
+def test_a_figure_is_shared_only_by_sites_alike_in_what_it_shows(solved):
+    """alike: the fabric statistics of the pair's two sites differ in their names alone; one more node at b is a
+    figure of its own."""
+    import copy
+
+    from designer.outputs import statistics as st
+    from designer.outputs.report import alike
+
+    a, b = st.open_sites(design(solved))
+    assert alike(st.fabric_summary(a)) == alike(st.fabric_summary(b))
+    bigger = copy.deepcopy(b)
+    bigger["nodes"] += 1
+    assert alike(st.fabric_summary(a)) != alike(st.fabric_summary(bigger))
 
 
 def test_nothing_is_fetched_from_the_network(solved):
