@@ -179,6 +179,19 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
     def cable_ids(count: int) -> list[str]:
         return [f"{prefix}-c{k:07d}" for k in itertools.islice(cables, count)]
 
+    node_names: dict[int, str] = {}  # a node's name and rack, formatted once for its NICs (one on each rail's leaf)
+    node_racks: dict[int, str] = {}
+
+    def node_name(node: int) -> str:
+        if node not in node_names:
+            node_names[node] = f"{prefix}-node-{node + 1:0{width}d}"
+        return node_names[node]
+
+    def node_rack(node: int) -> str:
+        if node not in node_racks:
+            node_racks[node] = floor.node_rack(node)
+        return node_racks[node]
+
     for u, v, e in graph.edges(data=True):
         low, high = (u, v) if rank[u] <= rank[v] else (v, u)
         metres = e["length_m"]
@@ -194,9 +207,9 @@ def fabric_rows(graph: nx.Graph, solution: dict, group: bool):
                 yield [site, low, "", "", high, span, high_share, *common, e["count"],
                        f"{floor.node_rack(nics[0][0])}..{floor.node_rack(nics[-1][0])}", high_rack, *cable_ids(1)]
                 continue
-            for (node, nic), port, cable in zip(nics, ports(high, False, e, len(nics)), cable_ids(len(nics))):
-                yield [site, f"{prefix}-node-{node + 1:0{width}d}", f"p{nic + 1}", "", high, port, high_share, *common,
-                       1, floor.node_rack(node), high_rack, cable]
+            yield from [[site, node_name(node), f"p{nic + 1}", "", high, port, high_share, *common, 1, node_rack(node),
+                         high_rack, cable]
+                        for (node, nic), port, cable in zip(nics, ports(high, False, e, len(nics)), cable_ids(len(nics)))]
             continue
         count, mesh = e["count"], e["tier"] == "leaf_leaf"
         low_share, low_rack = share(low, e), racks[low]
