@@ -568,8 +568,8 @@ def test_unused_modes_and_closed_sites_hold_no_equipment(tmp_path):
 
 def test_time_limit_covers_every_highs_run_of_a_solve(tmp_path, monkeypatch):
     """--time-limit is one budget for the whole solve: under min_latency (a cost stage with its starts, latency
-    probes and a second cost stage) every HiGHS run gets only the time left (a start's completion START_SHARE of
-    it), so the limits it is given shrink and all fit in the one budget."""
+    probes and a second cost stage) every HiGHS run gets only the time left (a start's completion runs past
+    START_SHARE of it only while it has no design), so the limits it is given shrink and all fit in the one budget."""
     import designer.solve.run as run
     import designer.solve.start as starts
 
@@ -577,8 +577,9 @@ def test_time_limit_covers_every_highs_run_of_a_solve(tmp_path, monkeypatch):
 
     def recording(real):
         def run_highs(model, options, *args, **kwargs):
-            share = starts.START_SHARE if options.rens else 1.0  # a start's completion runs RENS
-            given.append((time.perf_counter(), options.time_limit / share))
+            if options.rens:  # a start's completion: past START_SHARE of the time left only while it has no design
+                assert options.settle_after == pytest.approx(options.time_limit * starts.START_SHARE)
+            given.append((time.perf_counter(), options.time_limit))
             return real(model, options, *args, **kwargs)
         return run_highs
 

@@ -78,20 +78,22 @@ def test_a_large_model_is_completed_on_its_chosen_modes(monkeypatch, instance):
 
 
 def test_a_completion_on_the_chosen_modes_may_take_all_the_time_left(monkeypatch, instance):
-    """The whole model's completion runs beside its LP and before a search of its own: START_SHARE of the time left.
-    The completion on the chosen modes alone is the one design what follows it starts from: all of the time left
-    (a plan whose completion needed 20.7 s of the 48 s left had no design in its 19 s share)."""
+    """The whole model's completion runs beside its LP and before a search of its own: START_SHARE of the time left,
+    or more while it has no design (its settle point). The completion on the chosen modes alone is the one design
+    what follows it starts from: all of the time left (a plan whose completion needed 20.7 s of the 48 s left had
+    no design in its 19 s share)."""
     import designer.solve.start as start_module
 
     _inputs, data, model = instance
     given = []
     real = start_module.run_highs
     monkeypatch.setattr(start_module, "run_highs",
-                        lambda m, options, *a, **kw: given.append(options.time_limit) or real(m, options, *a, **kw))
+                        lambda m, options, *a, **kw: given.append((options.time_limit, options.settle_after))
+                        or real(m, options, *a, **kw))
     assert greedy_start(model, data, SolveOptions(time_limit=50.0), cutoff=None) is not None
     monkeypatch.setattr(start_module, "CHOSEN_ONLY", 0)
     assert greedy_start(model, data, SolveOptions(time_limit=50.0), cutoff=None) is not None
-    assert given == [pytest.approx(50.0 * start_module.START_SHARE), pytest.approx(50.0)]
+    assert given == [(50.0, pytest.approx(50.0 * start_module.START_SHARE)), (50.0, None)]
 
 
 def test_a_start_that_is_not_a_design_of_the_model_is_refused(instance):
@@ -345,6 +347,28 @@ def test_the_limit_holds_while_the_model_is_built(instance):
     with pytest.raises(NoSolution, match="while the model was built"):
         run.within(run.Clock(1e-9), "the model was built", build_model, data)
     assert build_model(data, ends=time.perf_counter() + 600).nvariables() == _model.nvariables()
+
+
+def test_a_process_past_its_settle_point_stops_once_it_holds_a_design():
+    """wait(until, settle): a run holding no design at its settle point goes on, and is stopped as soon as it saves
+    one (here 1.5 s after it starts, settle at 0.3 s); one that never saves one runs to ``until``."""
+    import numpy as np
+
+    import designer.solve.process as process
+
+    lp = highspy.Highs()
+    lp.addVars(2, np.array([0.0, 0.0]), np.array([4.0, 4.0]))
+    later = ("import sys, time, numpy; from pathlib import Path; from designer.solve.process import save; "
+             "time.sleep(1.5); save(Path(sys.argv[1]) / 'best.npz', objective=7.0, bound=5.0, values=numpy.ones(2)); "
+             "time.sleep(60)")
+    for command, stops_after, objective in (((sys.executable, "-c", later), (1.5, 8.0), 7.0),
+                                            ((sys.executable, "-c", "import time; time.sleep(60)"), (3.0, 8.0), None)):
+        with type("Settled", (process.HighsProcess,), {"command": command})(lp.getLp(), {}) as apart:
+            began = time.perf_counter()
+            answer = apart.wait(began + 3.0, settle=began + 0.3)
+            waited = time.perf_counter() - began
+        assert answer["stopped"] and answer["objective"] == objective
+        assert stops_after[0] <= waited < stops_after[1]
 
 
 def test_a_stopped_process_answers_with_the_best_design_it_saved(tmp_path):

@@ -29,6 +29,10 @@ class SolveOptions:
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
     diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
     rens: bool = False  # HiGHS's RENS heuristic (see _run_highs): on where the first design is what counts
+    # seconds after which a run that holds a design stops, its time limit then the rest: a start's completion
+    # (designer.solve.start.complete) may run past its share while it has no design. A run in this process (a
+    # model of fewer than PROCESS_COLUMNS columns, quick to complete) stops there whatever it holds
+    settle_after: float | None = None
 
     @property
     def highs_threads(self) -> int:
@@ -105,6 +109,7 @@ class GuardedHighs(Highs):
     start: bool = False
     ends: float | None = None
     deadline: float | None = None
+    settle: float | None = None  # perf_counter seconds: SolveOptions.settle_after
     guarded: bool = False  # the timer stopped HiGHS
     refused: bool = False  # the start broke the translated model (start_violation) and was not given
     given: float | None = None  # the time limit HiGHS was given (s)
@@ -132,6 +137,9 @@ class GuardedHighs(Highs):
             results = self._solve_apart()
             if results is not None:
                 return results
+        if self.settle is not None:  # here the run stops at its settle point, holding a design or not
+            self.given = self._active_config.time_limit = max(1e-6, self.settle - time.perf_counter())
+            self.deadline = min(self.deadline, self.settle + (self.deadline - self.ends))
         timer = None
         if self.deadline is not None:
             timer = threading.Timer(max(0.0, self.deadline - time.perf_counter()), self._stop)
@@ -160,7 +168,7 @@ class GuardedHighs(Highs):
         except OSError:
             return None
         with run:
-            answer = run.wait(self.deadline)
+            answer = run.wait(self.deadline, self.settle)
         self.guarded = answer["stopped"]  # a run stopped there: HiGHS ran until then
         ran = time.perf_counter() - self.called - TRANSLATION[self._model]
         self.apart_seconds = ran if self.guarded else answer["seconds"]
@@ -290,6 +298,8 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
     if options.time_limit is not None:
         solver.ends = time.perf_counter() + options.time_limit
         solver.deadline = solver.ends + options.time_limit * GUARD + 0.5
+        if options.settle_after is not None and options.settle_after < options.time_limit:
+            solver.settle = time.perf_counter() + options.settle_after
     config = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False,
               "rel_gap": options.mip_gap,
               # HiGHS's MIP presolve (1.14-1.16) has returned non-optimal optima with gap 0 on our models

@@ -60,15 +60,26 @@ class HighsProcess:
             self.process.wait()
         self.folder.cleanup()
 
-    def wait(self, until: float | None) -> dict:
+    def wait(self, until: float | None, settle: float | None = None) -> dict:
         """The run's answer (read_answer) once it ends, or, when it still runs at ``until`` (perf_counter seconds;
-        None: no end), the best design it saved with ``stopped`` true, the process then stopped. A process that died
-        without answering answers status "kSolveError"."""
-        try:
-            self.process.wait(timeout=None if until is None else max(0.0, until - time.perf_counter()))
-        except subprocess.TimeoutExpired:
-            return self.stop()
-        return read_answer(Path(self.folder.name))
+        None: no end), the best design it saved with ``stopped`` true, the process then stopped; from ``settle`` on
+        (perf_counter seconds, or None) it is stopped as soon as it has saved a design. A process that died without
+        answering answers status "kSolveError"."""
+        folder = Path(self.folder.name)
+        while True:
+            now = time.perf_counter()
+            if (until is not None and now >= until) or (
+                    settle is not None and now >= settle and (folder / "best.npz").exists()):
+                return self.stop()
+            wake = until
+            if settle is not None:
+                wake = settle if now < settle else now + POLL
+                wake = wake if until is None else min(wake, until)
+            try:
+                self.process.wait(timeout=None if wake is None else max(0.0, wake - now))
+            except subprocess.TimeoutExpired:
+                continue
+            return read_answer(folder)
 
     def stop(self) -> dict:
         """Stop the run now: its answer when it had ended, else the best design it saved, ``stopped`` true."""
