@@ -96,6 +96,25 @@ def test_a_completion_on_the_chosen_modes_may_take_all_the_time_left(monkeypatch
     assert given == [(50.0, pytest.approx(50.0 * start_module.START_SHARE)), (50.0, None)]
 
 
+def test_the_lp_sites_completion_stops_at_its_share_beside_a_greedy_design(monkeypatch, instance):
+    """The LP's sites completed (relaxation_start): with a greedy design in hand it stops at START_SHARE of the time
+    left, the rest HiGHS's search from that design; without one it may run past its share while it has none."""
+    import designer.solve.start as start_module
+    from designer.solve.start import relaxation_start
+
+    _inputs, _data, model = instance
+    given = []
+    monkeypatch.setattr(start_module, "run_highs", lambda m, options, *a, **kw: given.append(
+        (options.time_limit, options.settle_after)) or start_module.Outcome("no_solution", None, None, None, 0.0, ""))
+    for s in model.S:
+        model.open[s].set_value(1)
+    for tried in (set(), None):
+        assert relaxation_start(model, SolveOptions(time_limit=50.0), None, tried) is None
+    share = 50.0 * start_module.START_SHARE
+    assert given == [(pytest.approx(share), None), (50.0, pytest.approx(share))]
+    assert not any(var.fixed for var in model.open.values())
+
+
 def test_a_start_that_is_not_a_design_of_the_model_is_refused(instance):
     """A start breaking one bound of the model is not given to HiGHS and never kept as the answer (better_of)."""
     from designer.solve.start import better_of, snapshot

@@ -121,17 +121,18 @@ def carry_values(small, model) -> None:
 
 
 def complete(model, options: SolveOptions, cutoff: float | None, translated=None,
-             share: float = START_SHARE) -> Outcome | None:
+             share: float = START_SHARE, until_a_design: bool = True) -> Outcome | None:
     """HiGHS's design of ``model`` with some of its decisions fixed (a start's), in ``share`` of the time limit, or,
-    while it holds no design, past it up to the limit (SolveOptions.settle_after: a run of a large model in a process
-    of its own; a small one stops at its share); None when it finds none. On a machine half as fast, the 50-site
+    with ``until_a_design`` and while it holds no design, past it up to the limit (SolveOptions.settle_after: a run
+    of a large model in a process of its own; a small one stops at its share); None when it finds none. On a machine half as fast, the 50-site
     default-catalog plan's completion needed more than its 22 s share of the 55 s left: without a design at the share
     the solve had none."""
     # HiGHS's presolve is on here: its result is a candidate that HiGHS checks again as the start of the
     # main solve (presolve off) and the audit checks after, never a claim of optimality
     timed = replace(options, presolve=True, rens=True)
     if options.time_limit is not None and share < 1:
-        timed = replace(timed, settle_after=options.time_limit * share)
+        timed = (replace(timed, settle_after=options.time_limit * share) if until_a_design else
+                 replace(timed, time_limit=options.time_limit * share))
     outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff, translated=translated)
     if outcome.status not in ("optimal", "feasible"):
         return None
@@ -208,7 +209,9 @@ def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: 
     (a RINS-like neighbourhood of the relaxation). The LP's choice of sites is near an optimum's on plans of tens
     of candidate sites, where the greedy plan's is not (30 sites, 400k GPUs: 12 sites open and 1 free, completed
     0.6% above the LP bound in 10 s; the greedy design 1.8% above it). None when the LP fixes no site or just
-    the sites ``tried`` (nothing new to complete), or the completion finds no design."""
+    the sites ``tried`` (nothing new to complete), or the completion finds no design. With a greedy design in hand
+    (``tried``: its sites) the completion stops at its share, leaving the rest to HiGHS's search from that design;
+    without one it may run past it while it has none (complete)."""
     value = {s: model.open[s].value or 0.0 for s in model.S}
     fixed = {s: int(v >= 0.5) for s, v in value.items() if v >= 1 - 1e-6 or v <= 1e-6}
     if not fixed or (len(fixed) == len(value) and {s for s, v in fixed.items() if v} == tried):
@@ -216,7 +219,7 @@ def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: 
     for s, v in fixed.items():
         model.open[s].fix(v)
     try:
-        return complete(model, options, cutoff)
+        return complete(model, options, cutoff, until_a_design=tried is None)
     finally:
         for s in fixed:
             model.open[s].unfix()
