@@ -233,7 +233,7 @@ def cmd_solve(args) -> int:
     from designer.inputs.workbook import load_inputs
     from designer.outputs.cabling import site_graphs, write_cabling, write_graphml
     from designer.outputs.handoff import write_handoffs
-    from designer.outputs.export import beside, check_output_folder, write_outputs
+    from designer.outputs.export import beside, check_output_folder, write_outputs, write_tables
     from designer.outputs.report import write_infeasible, write_reports
     from designer.solve.diagnose import infeasible_solution
     from designer.solve.run import SolveOptions, solve
@@ -264,14 +264,15 @@ def cmd_solve(args) -> int:
         explain(inputs, solution, SolveOptions(mip_gap=args.mip_gap, threads=args.threads), say)
 
     def extra(stage, solution):
-        # the site graphs built once, before the fork; fabric.graphml, the handoffs and the report in the forked
-        # process, cabling.csv and then the audit in this one (a 1M-GPU design's writing 46 s -> 37 s; the handoffs
-        # moved there with fabric.graphml four times faster, 22 s -> 20 s). The outputs are staged until the audit
-        # passes (write_outputs): a design that fails it leaves no file, as before, and the default example's
-        # audit (0.8 s) ends within its report's drawing (2.6 s against cabling.csv's 1.3 s)
+        # the site graphs built once, before the fork; the tables, fabric.graphml, the handoffs and the report in the
+        # forked process, cabling.csv and then the audit in this one (a 1M-GPU design's writing 46 s -> 37 s; the
+        # handoffs moved there with fabric.graphml four times faster, 22 s -> 20 s; the tables there too, 4.4 s of
+        # it that ran before the fork). The outputs are staged until the audit passes (write_outputs): a design that
+        # fails it leaves no file, as before
         graphs = site_graphs(solution)
 
         def the_rest():
+            write_tables(solution, stage)
             write_graphml(solution, stage / "fabric.graphml", graphs)
             write_handoffs(solution, graphs, stage)
             return write_reports(stage, solution)
@@ -287,7 +288,7 @@ def cmd_solve(args) -> int:
     solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {})}
     say("writing the outputs")
     start = time.perf_counter()
-    files = write_outputs(solution, out, extra=extra)
+    files = write_outputs(solution, out, extra=extra, tables=False)
     solution["timings"]["write_s"] = time.perf_counter() - start
     try:
         print_result(args, solution, files, out)

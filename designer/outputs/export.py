@@ -427,15 +427,22 @@ def write_xlsx(solution: dict, path: Path) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def write_outputs(solution: dict, out_dir: Path, extra=None) -> list[Path]:
+def write_tables(solution: dict, stage: Path) -> None:
+    """bom.csv, design.xlsx and optics_per_device.csv (one of its sheets)."""
+    write_bom_csv(solution, stage / "bom.csv")
+    frames = write_xlsx(solution, stage / "design.xlsx")
+    write_frame_csv(frames["optics_per_device"], stage / "optics_per_device.csv")
+
+
+def write_outputs(solution: dict, out_dir: Path, extra=None, tables: bool = True) -> list[Path]:
     """Write every output file atomically; ``extra(stage, solution)`` may add more (report, audit: an exception
     there leaves the folder as it was). design.json comes last, with what ``extra`` adds to the solution (the
-    audit's time)."""
+    audit's time). ``tables``: write_tables first; False where ``extra`` writes them (the CLI, beside the cabling
+    plan)."""
     out_dir = Path(out_dir)
     with atomic_dir(out_dir) as stage:
-        write_bom_csv(solution, stage / "bom.csv")
-        frames = write_xlsx(solution, stage / "design.xlsx")
-        write_frame_csv(frames["optics_per_device"], stage / "optics_per_device.csv")
+        if tables:
+            write_tables(solution, stage)
         if extra is not None:
             extra(stage, solution)
         write_json(solution, stage / "design.json")
