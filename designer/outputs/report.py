@@ -80,25 +80,10 @@ def context(solution: dict, figures: bool = True) -> dict:
     has_design = bool(opened)
     locations = st.site_locations(solution)
     plans = [st.network_racks(s, solution) for s in opened]
-    jobs = {}  # figure -> (make, *args), drawn at once (draw)
-    shared = {}  # figure -> {"same_as": the site drawn with it}: a site's figure alike to an earlier site's
-    drawn_for: dict[tuple, str] = {}
-    for k, (s, racks) in enumerate(zip(opened, plans)):
-        floor = st.floor_plan(s)
-        figures_of = [("fabric_fig", st.fabric_summary(s), (plots.fabric_figure, s)),
-                      ("latency_fig", st.latency_budget(s, limit), (plots.latency_figure, s, limit))]
-        if floor:
-            figures_of.append(("floor_fig", floor, (plots.floor_figure, s)))
-        if racks and racks["racks"]:
-            shown = {"kinds": st.rack_kinds(racks), **{key: racks[key] for key in ("rack_ru", "rack_kw",
-                                                                                       "in_node_racks")}}
-            figures_of.append(("rack_fig", shown, (plots.rack_figure, s, solution)))
-        for kind, shown, job in figures_of:
-            first = drawn_for.setdefault((kind, alike(shown)), s["name"])
-            if first == s["name"]:
-                jobs[k, kind] = job
-            else:
-                shared[k, kind] = {"uri": None, "error": None, "same_as": first}
+    sites = [{"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
+              "racks": st.rack_kinds(racks) if racks else [], "rack_plan": racks}
+             for s, racks in zip(opened, plans)]
+    jobs, shared = site_figures(sites, limit, solution) if figures else ({}, {})  # figure -> (make, *args)
     if has_design:
         jobs["cost"] = (plots.cost_figure, solution)
         jobs["power"] = (plots.power_figure, solution)
@@ -108,12 +93,9 @@ def context(solution: dict, figures: bool = True) -> dict:
         jobs["communication"] = (plots.communication_figure, comm)
     if train:
         jobs["training"] = (plots.training_figure, train)
-    drawn = {**draw(jobs), **shared} if figures else {}
-    sites = [{"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
-              "fabric_fig": drawn.get((k, "fabric_fig")), "latency_fig": drawn.get((k, "latency_fig")),
-              "floor_fig": drawn.get((k, "floor_fig")), "racks": st.rack_kinds(racks) if racks else [],
-              "rack_plan": racks, "rack_fig": drawn.get((k, "rack_fig"))}
-             for k, (s, racks) in enumerate(zip(opened, plans))]
+    drawn = {**draw(jobs), **shared} if figures else {}  # every figure drawn at once (draw)
+    for k, x in enumerate(sites):
+        x.update({kind: drawn.get((k, kind)) for kind in SITE_FIGURES})
     figs = {name: drawn[name] for name in ("cost", "power", "map", "communication", "training") if name in drawn}
     cost_cat = st.cost_by_category(solution)
     total = sum(cost_cat.values()) or 1.0
@@ -134,6 +116,35 @@ def context(solution: dict, figures: bool = True) -> dict:
         "prov": st.provenance(solution), "notice": PRICE_NOTICE, "figs": figs,
         "notes": solution.get("notes") or [], "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
+
+
+SITE_FIGURES = ("fabric_fig", "latency_fig", "floor_fig", "rack_fig")
+
+
+def site_figures(sites: list[dict], limit: float | None, solution: dict) -> tuple[dict, dict]:
+    """The open sites' figures ({(k, kind): (make, *args)}, k a site's place in ``sites``, context's entries), each
+    drawn for the first site that shows it; for the sites alike in what it shows (alike), {(k, kind): {"same_as":
+    that site}} instead."""
+    from designer.outputs import plots
+
+    jobs, shared, drawn_for = {}, {}, {}
+    for k, x in enumerate(sites):
+        s, racks = x["site"], x["rack_plan"]
+        floor = st.floor_plan(s)
+        figures_of = [("fabric_fig", x["fabric"], (plots.fabric_figure, s)),
+                      ("latency_fig", x["latency"], (plots.latency_figure, s, limit))]
+        if floor:
+            figures_of.append(("floor_fig", floor, (plots.floor_figure, s)))
+        if racks and racks["racks"]:
+            shown = {"kinds": x["racks"], **{key: racks[key] for key in ("rack_ru", "rack_kw", "in_node_racks")}}
+            figures_of.append(("rack_fig", shown, (plots.rack_figure, s, solution)))
+        for kind, shown, job in figures_of:
+            first = drawn_for.setdefault((kind, alike(shown)), s["name"])
+            if first == s["name"]:
+                jobs[k, kind] = job
+            else:
+                shared[k, kind] = {"uri": None, "error": None, "same_as": first}
+    return jobs, shared
 
 
 def alike(shown) -> str:

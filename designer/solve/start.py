@@ -124,9 +124,9 @@ def complete(model, options: SolveOptions, cutoff: float | None, translated=None
              share: float = START_SHARE, until_a_design: bool = True) -> Outcome | None:
     """HiGHS's design of ``model`` with some of its decisions fixed (a start's), in ``share`` of the time limit, or,
     with ``until_a_design`` and while it holds no design, past it up to the limit (SolveOptions.settle_after: a run
-    of a large model in a process of its own; a small one stops at its share); None when it finds none. On a machine half as fast, the 50-site
-    default-catalog plan's completion needed more than its 22 s share of the 55 s left: without a design at the share
-    the solve had none."""
+    of a large model in a process of its own; a small one stops at its share); None when it finds none. On a machine
+    half as fast, the 50-site default-catalog plan's completion needed more than its 22 s share of the 55 s left:
+    without a design at the share the solve had none."""
     # HiGHS's presolve is on here: its result is a candidate that HiGHS checks again as the start of the
     # main solve (presolve off) and the audit checks after, never a claim of optimality
     timed = replace(options, presolve=True, rens=True)
