@@ -176,3 +176,23 @@ def test_rail_units_shade_the_floor():
             "layout": {"nodes_per_rack": 3, "racks_per_row": 20, "node_racks": 22, "rack_kw": 40}}
     plan = floor_plan(site)
     assert plan["group"] == [0] * 11 + [1] * 11 and plan["rows"] == 2 and plan["groups"] == 2
+
+
+@pytest.mark.parametrize("nodes, per_rack, drawn, title", [
+    (8, 3_999, 3, "one rack: 8 node(s) of the 3,999 it holds"),  # node_power_kw 0.01 in a 40 kW rack; a one-row
+    (200, 100, 3, "one rack: 100 node(s)"),  # figure has room for 4 slots: 3 nodes and how many more
+    (4, 2, 2, "one rack: 2 node(s)")])
+def test_a_rack_elevation_draws_the_nodes_of_its_fullest_rack_within_its_height(nodes, per_rack, drawn, title):
+    """The rack beside the floor shows the nodes of the site's fullest rack, not every slot power allows (a 0.01 kW
+    node in a 40 kW rack drew 3,999 boxes: 15 s of writing), and no more than the figure's height holds."""
+    from designer.outputs import plots
+
+    site = {"name": "s1", "nodes": nodes, "rails": 1, "topology": "leaf_spine", "tiers": [{"tier": "leaf",
+                                                                                          "down_ports": 32}],
+            "layout": {"nodes_per_rack": per_rack, "racks_per_row": 20, "node_racks": -(-nodes // per_rack),
+                       "rack_kw": 40}}
+    rack = plots.floor_figure(site).axes[1]
+    labels = [t.get_text() for t in rack.texts]
+    assert [x for x in labels if x.startswith("node ")] == [f"node {k + 1}" for k in range(drawn)]
+    assert rack.get_title().split("\n")[0] == title
+    assert (f"... {min(nodes, per_rack) - drawn} more" in labels) == (drawn < min(nodes, per_rack))

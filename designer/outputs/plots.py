@@ -26,6 +26,7 @@ TIER_COLORS = {"leaf": "#55A868", "spine": "#4C72B0", "core": "#8172B3", "dci": 
 LATENCY_COLORS = {"nic": "#4C72B0", "switching": "#55A868", "propagation": "#CCB974", "nvlink": "#C44E52"}
 DPI = 100
 MAX_BOXES = 8
+RACK_SLOT_IN = 0.17  # inches of figure height a node of a rack elevation takes (its label's 8 points and a gap)
 
 plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "axes.spines.top": False, "axes.spines.right": False,
                      "svg.fonttype": "none"})
@@ -343,8 +344,9 @@ def floor_figure(site: dict):
     grid = np.full((rows, per_row), np.nan)
     for r, group in enumerate(plan["group"]):
         grid[r // per_row, r % per_row] = group % 2
-    fig, (ax, rack) = plt.subplots(1, 2, figsize=(10, min(6.0, 1.6 + 0.12 * rows)),
-                                   gridspec_kw={"width_ratios": [5, 1]})
+    height = min(6.0, 1.6 + 0.12 * rows)
+    fig, (ax, rack) = plt.subplots(1, 2, figsize=(10, height), gridspec_kw={"width_ratios": [5, 1]})
+    fig.subplots_adjust(top=1 - 0.5 / height, bottom=0.55 / height)  # room for two title lines and the axis label
     ax.imshow(grid, aspect="auto", cmap=matplotlib.colors.ListedColormap(["#4C72B0", "#8FAADC"]),
               interpolation="nearest", vmin=0, vmax=1)
     ax.set_xlabel(f"rack along the row (shades alternate per {plan['group_name']})")
@@ -354,14 +356,19 @@ def floor_figure(site: dict):
     room = f" of a floor of {plan['floor_rows']} rows" if plan["floor_rows"] else ""
     ax.set_title(f"{site['name']}: {plan['racks']:,} racks of nodes in {rows:,} rows of {per_row}{room} "
                  f"({plan['basis']})", loc="left")
+    fullest, slots = plan["fullest"], max(4, int((height - 1.05) / RACK_SLOT_IN))
+    drawn = fullest if fullest <= slots else slots - 1  # a rack of more nodes than fit: the last slot says how many
     rack.set_xlim(0, 1)
-    rack.set_ylim(0, plan["per_rack"] + 0.6)
+    rack.set_ylim(0, min(fullest, slots) + 0.6)
     rack.axis("off")
-    for k in range(plan["per_rack"]):
+    for k in range(drawn):
         rack.add_patch(FancyBboxPatch((0.1, k + 0.1), 0.8, 0.8, boxstyle="round,pad=0.01", fc=TIER_COLORS["nodes"],
                                       ec="white"))
         rack.text(0.5, k + 0.5, f"node {k + 1}", ha="center", va="center", color="white", fontsize=8)
-    rack.set_title(f"one rack: {plan['per_rack']} node(s)\nat most {plan['rack_kw']:g} kW", fontsize=9)
+    if drawn < fullest:
+        rack.text(0.5, drawn + 0.5, f"... {fullest - drawn:,} more", ha="center", va="center", fontsize=8)
+    held = "" if fullest == plan["per_rack"] else f" of the {plan['per_rack']:,} it holds"
+    rack.set_title(f"one rack: {fullest:,} node(s){held}\nat most {plan['rack_kw']:g} kW", fontsize=9)
     return fig
 
 

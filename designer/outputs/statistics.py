@@ -280,7 +280,8 @@ def resilience_view(solution: dict) -> dict | None:
 
 def floor_plan(site: dict) -> dict | None:
     """The floor a site's figure draws (its ``layout``): racks of nodes along rows, each rack's group (the
-    scalable unit a rail leaf serves, or the nodes of one top-of-rack leaf), rows and nodes per rack."""
+    scalable unit a rail leaf serves, or the nodes of one top-of-rack leaf), rows, nodes per rack and the nodes
+    of the fullest rack (``fullest``: fewer than a rack holds where the site has fewer nodes)."""
     lay = site.get("layout")
     if not lay or not lay.get("node_racks"):
         return None
@@ -289,10 +290,12 @@ def floor_plan(site: dict) -> dict | None:
     down, rails = int(leaf.get("down_ports") or 1), int(site.get("rails") or 1)
     served = down if rail else max(1, -(-down // rails))
     per_rack, per_row, racks = int(lay["nodes_per_rack"]), int(lay["racks_per_row"]), int(lay["node_racks"])
-    return {"racks": racks, "per_rack": per_rack, "per_row": per_row, "rows": -(-racks // per_row),
+    nodes = int(site.get("nodes") or 0)
+    return {"racks": racks, "per_rack": per_rack, "fullest": min(per_rack, nodes) or per_rack, "per_row": per_row,
+            "rows": -(-racks // per_row),
             "group": [(r * per_rack) // served for r in range(racks)],
             "group_name": "scalable unit (its rail leaves in a network rack)" if rail else "top-of-rack leaf",
-            "groups": -(-int(site.get("nodes") or 0) // served), "rack_kw": lay["rack_kw"],
+            "groups": -(-nodes // served), "rack_kw": lay["rack_kw"],
             "basis": lay.get("basis", "implicit layout"), "floor_rows": lay.get("rows")}
 
 
