@@ -165,14 +165,14 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     job = _ceil(int(p["gpus_required"]), gpn)
     usable = [s for s in sites.index if sites.loc[s, "status"] != "excluded"]
 
-    def usd_per_it_w(s):  # facility power capex and energy over the horizon, per IT watt
-        r = sites.loc[s]
-        return float(r["pue"]) / 1e6 * (float(r["power_cost_usd_per_mw"])
-                                        + years * 8760.0 * float(r["energy_usd_per_mwh"]))
+    # facility power capex and energy over the horizon, per IT watt
+    per_it_w = {s: float(r["pue"]) / 1e6 * (float(r["power_cost_usd_per_mw"])
+                                            + years * 8760.0 * float(r["energy_usd_per_mwh"]))
+                for s, r in sites.loc[usable].iterrows()}
 
     def per_mw(s):
         r = sites.loc[s]
-        return float(r["fixed_cost_usd"]) / float(r["power_mw"]) + usd_per_it_w(s) * 1e6 / float(r["pue"])
+        return float(r["fixed_cost_usd"]) / float(r["power_mw"]) + per_it_w[s] * 1e6 / float(r["pue"])
 
     # routes a link may use, with the DCI optics and routers the model offers (models.intersite.prepare)
     co = inputs.coherent
@@ -202,9 +202,10 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     top_n = max(limit.values(), default=0)
     grid = np.arange(1, top_n + attached(top_n) + 1, dtype=np.int64)
     extra_usd, extra_w = support_cost_watts(inputs, grid)
+    plant, in_rack_m = plant_rows(inputs), float(p.get("cable_in_rack_m") or 0.0)
     sized = [(c + extra_usd, w + extra_w, fits)
-             for c, w, fits in (fabric_cost_watts(mode, grid, nics, planes, prices, watts, plant_rows(inputs),
-                                                  float(p.get("cable_in_rack_m") or 0.0)) for mode in modes)]
+             for c, w, fits in (fabric_cost_watts(mode, grid, nics, planes, prices, watts, plant, in_rack_m)
+                                for mode in modes)]
     held_with = [with_attachments(fits) for _c, _w, fits in sized]  # per mode, the same every round
 
     # opening order: required sites, then the cheapest per MW joined to the open ones and, under an RTT
@@ -309,7 +310,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                 if most[i, k] < n or not sized[i][2][e - 1] or node_w * n + sized[i][1][e - 1] > room:
                     continue
                 c, w = float(sized[i][0][e - 1]), float(sized[i][1][e - 1])
-                total = c + usd_per_it_w(s) * (w + node_w * n)
+                total = c + per_it_w[s] * (w + node_w * n)
                 if best is None or total < best[0]:
                     best = (total, mode.id, c, w)
             if best is None and e > n and n > 1:  # the attachments' leaf ports (and power): fewer nodes, place again
@@ -341,7 +342,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                     line = 0 if is_gray(co.loc[c]) else 1
                     end_w = waves * float(co.loc[c, "power_w"]) + line * pairs * end_watts(r["route"])
                     usd = (2 * waves * float(co.loc[c, "price_usd"]) + pairs * r["pair_usd"]
-                           + line * line_usd(r["route"], pairs) + end_w * (usd_per_it_w(r["a"]) + usd_per_it_w(r["b"])))
+                           + line * line_usd(r["route"], pairs) + end_w * (per_it_w[r["a"]] + per_it_w[r["b"]]))
                     if choice is None or usd < choice[0]:
                         choice = (usd, c, waves, pairs, gbps)
                 if choice is None:
@@ -364,7 +365,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
                     buf = float(sw.loc[k, "buffer_mb"])
                     count = max(math.ceil(2 * got[s] / pool - 1e-9),
                                 math.ceil(factor * bdp[s] / buf - 1e-9) if buf > 0 else 0)
-                    options.append((count * (prices[k] + watts[k] * usd_per_it_w(s)), count, k))
+                    options.append((count * (prices[k] + watts[k] * per_it_w[s]), count, k))
                 if not options:
                     return Greedy(None, reason="no DCI router", seconds=time.perf_counter() - start)
                 _usd, count, k = min(options)
@@ -380,7 +381,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
             r = sites.loc[s]
             it_w = plan[s]["it_w"] + dci_w[s]
             site_usd = (float(r["fixed_cost_usd"]) + node_price * plan[s]["nodes"] + plan[s]["fabric_usd"]
-                        + dci_usd[s] + usd_per_it_w(s) * it_w)
+                        + dci_usd[s] + per_it_w[s] * it_w)
             plan[s].update(cost=site_usd, it_w=it_w)
             total += site_usd
         budget_usd = p.get("budget_usd")
