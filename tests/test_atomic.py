@@ -307,11 +307,12 @@ def test_ctrl_c_stops_a_parallel_sweep_promptly_with_the_folder_as_it_was(earlie
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) once the first of 12 scenarios is done:
     the running scenarios stop and the queued ones do not start. The stop takes less than the first scenario
     took (or 10 s, where that was quicker): the other 11 on two workers take several times that. (A fixed
-    10 s failed once under the full suite's load, which doubles every scenario's time: 12 s.)"""
+    10 s failed once under the full suite's load, which doubles every scenario's time: 12 s.) The SuperPOD
+    example, a few seconds a scenario (the default example took 50 s of the suite here)."""
     out, _ = earlier
     before = snapshot(out)
     budgets = ",".join(str(4_100_000_000 + k * 100_000_000) for k in range(12))
-    args = [sys.executable, "-m", "designer.cli", "sweep", str(ROOT / "data" / "examples" / "default.xlsx"),
+    args = [sys.executable, "-m", "designer.cli", "sweep", str(ROOT / "data" / "examples" / "superpod-h100.xlsx"),
             "--vary", f"budget_usd={budgets}", "-o", str(out), "--workers", "2"]
     started = time.monotonic()
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
