@@ -324,6 +324,35 @@ def brute_force(inputs) -> list[dict]:
     return [d for d in designs if d is not None]
 
 
+def test_a_step_level_keeps_what_pruning_its_modes_alone_keeps(tmp_path, monkeypatch):
+    """A level's modes are the uncapped preparation's at or below its step (designer.solve.prepare.step_at_most):
+    the same modes as enumerating only the modes at or below it and pruning them (the step is a pruning criterion
+    under a training objective, so a mode is dropped only for one no slower), at every level of both GPU counts;
+    one preparation serves them all."""
+    from designer.solve import prepare, throughput
+    from designer.solve.training import mode_step_s
+    from models.modes import enumerate_modes
+
+    inputs = load_inputs(write_workbook(tmp_path / "run.xlsx", objective_book("min_cost_per_run")))
+    prepare.PREPARED.clear()
+    pruned, calls = prepare.pruned, []
+    monkeypatch.setattr(prepare, "pruned", lambda *a: calls.append(a) or pruned(*a))
+    for gpus in throughput.gpu_counts(inputs):
+        sized = throughput.at_count(inputs, gpus)
+        everything = enumerate_modes(sized)
+        steps = sorted({mode_step_s(sized, m) for m in prepare.prepare_data(sized).modes})
+        assert len(steps) > 2
+        for level in steps:
+            got = [m.id for m in prepare.prepare_data(sized, step_cap=level).modes]
+            under = replace(everything, modes=[m for m in everything.modes
+                                               if mode_step_s(sized, m) <= level * (1 + 1e-9)])
+            with monkeypatch.context() as m:
+                m.setattr(prepare, "enumerate_modes", lambda _inputs, _ends=None, under=under: under)
+                alone = [mode.id for mode in pruned(sized, None, None, False, None).modes]
+            assert got == alone, level
+    assert len(calls) == 2  # one preparation for each GPU count
+
+
 def test_min_cost_per_run_matches_brute_force(tmp_path):
     inputs = load_inputs(write_workbook(tmp_path / "run.xlsx", objective_book("min_cost_per_run")))
     chosen = solve(inputs, SolveOptions())

@@ -36,10 +36,20 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     (models.modes.PastDeadline).
 
     The modes kept are a function of the inputs and these arguments alone: the last KEPT preparations are kept by
-    a fingerprint of both (the inputs as they are at the call), so a second preparation of the same
-    workbook (the explanation's re-solves, a level probed again) reads them instead of enumerating and pruning
-    again (13 s on the scale-across example). A penalty (a function) is not fingerprinted: none is kept."""
-    key = None if penalty is not None else fingerprint(inputs, latency_cap, step_cap, by_latency)
+    a fingerprint of both (the inputs as they are at the call, but for the project keys no preparation reads:
+    UNREAD), so a second preparation of the same workbook (the explanation's re-solves, a level probed again, a
+    training level's run-weighted solve) reads them instead of enumerating and pruning again (13 s on the
+    scale-across example). A penalty (a function) is not fingerprinted: none is kept.
+
+    Under a training objective the step is a pruning criterion (pruning_criteria), so a ``step_cap`` is the
+    uncapped preparation's modes at or below it (step_at_most): one preparation serves every level of a GPU
+    count, where each level enumerated and pruned anew (training-moe example: 14 preparations -> 2, its search
+    79 s -> 27 s)."""
+    if step_cap is not None:
+        if inputs.project.get("objective") not in TRAINING_OBJECTIVES:
+            raise ValueError("a step_cap is a training objective's level: the step is no pruning criterion here")
+        return step_at_most(prepare_data(inputs, latency_cap, None, penalty, by_latency, ends), step_cap)
+    key = None if penalty is not None else fingerprint(inputs, latency_cap, by_latency)
     if key in PREPARED:
         PREPARED.move_to_end(key)
         modes, modeset = PREPARED[key]
@@ -48,7 +58,7 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
         data.modeset = copied(modeset)
         data.workload = workload_of(inputs)
     else:
-        data = pruned(inputs, latency_cap, step_cap, penalty, by_latency, ends)
+        data = pruned(inputs, latency_cap, penalty, by_latency, ends)
         if key is not None:
             PREPARED[key] = (tuple(data.modes), copied(data.modeset))
             while len(PREPARED) > KEPT:
@@ -60,11 +70,18 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     return data
 
 
+#: project keys the preparation never reads (the model's budget and energy rows do): workbooks that differ only in
+#: them share a preparation
+UNREAD = ("budget_usd", "horizon_years")
+
+
 def fingerprint(inputs, *args) -> bytes:
     """A digest of the inputs as they are now (each table by its index, columns and values: a DataFrame's own
-    pickle carries pandas's caches, which reading it fills) and the preparation's arguments."""
-    state = [value.to_dict("split") if isinstance(value, pd.DataFrame) else value
-             for value in (getattr(inputs, f.name) for f in fields(inputs))]
+    pickle carries pandas's caches, which reading it fills; the project without UNREAD) and the preparation's
+    arguments."""
+    state = [value.to_dict("split") if isinstance(value, pd.DataFrame)
+             else {k: v for k, v in value.items() if k not in UNREAD} if f.name == "project" else value
+             for f, value in ((f, getattr(inputs, f.name)) for f in fields(inputs))]
     return hashlib.sha256(pickle.dumps((state, args), protocol=pickle.HIGHEST_PROTOCOL)).digest()
 
 
@@ -82,8 +99,7 @@ def workload_of(inputs) -> dict | None:
     return None
 
 
-def pruned(inputs, latency_cap: float | None, step_cap: float | None, penalty, by_latency: bool,
-           ends: float | None) -> ModelData:
+def pruned(inputs, latency_cap: float | None, penalty, by_latency: bool, ends: float | None) -> ModelData:
     """prepare_data's work: the modes enumerated, filtered and pruned, in the model data with its inter-site
     data and the workload's parameters."""
     modeset = enumerate_modes(inputs, ends)
@@ -91,10 +107,6 @@ def pruned(inputs, latency_cap: float | None, step_cap: float | None, penalty, b
         slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
         modeset.filtered["slower than the least worst-case latency (min_latency objective)"] += len(slower)
         modeset.modes = [m for m in modeset.modes if m.latency_us <= latency_cap + 1e-9]
-    if step_cap is not None:
-        kept = [m for m in modeset.modes if mode_step_s(inputs, m) <= step_cap * (1 + 1e-9)]
-        modeset.filtered["training step above the level probed (training objective)"] += len(modeset.modes) - len(kept)
-        modeset.modes = kept
     check_deadline(ends, f"{len(modeset.modes):,} modes enumerated")
     sites = site_list(inputs)
     data = ModelData(inputs=inputs, modes=modeset.modes, sites=sites, inter=prepare(inputs, sites))
@@ -139,11 +151,27 @@ def at_most(data: ModelData, level: float) -> ModelData:
     a mode is dropped there only for one no slower, so what is left is what pruning the modes at or below the
     level would keep (up to which of two identical modes stays): the min_latency level probes read it instead of
     enumerating and pruning again."""
-    kept = [mode for mode in data.modes if mode.latency_us <= level + 1e-9]
-    filtered = Counter(data.modeset.filtered)
-    filtered["slower than the least worst-case latency (min_latency objective)"] += len(data.modes) - len(kept)
+    return restricted(data, [mode for mode in data.modes if mode.latency_us <= level + 1e-9],
+                      "slower than the least worst-case latency (min_latency objective)")
+
+
+def step_at_most(data: ModelData, step_cap: float) -> ModelData:
+    """``data`` (pruned under a training objective: the step a criterion) restricted to the modes whose training
+    step is at or below ``step_cap``: by at_most's argument, what pruning those modes alone keeps."""
+    return restricted(data, [mode for mode in data.modes if mode_step_s(data.inputs, mode) <= step_cap * (1 + 1e-9)],
+                      "training step above the level probed (training objective)")
+
+
+def restricted(data: ModelData, kept: list[Mode], reason: str) -> ModelData:
+    """``data`` with only the modes ``kept``, the others counted as filtered for ``reason``."""
+    filtered, examples = Counter(data.modeset.filtered), dict(data.modeset.examples)
+    chosen = {id(mode) for mode in kept}
+    dropped = [mode for mode in data.modes if id(mode) not in chosen]
+    if dropped:
+        filtered[reason] += len(dropped)
+        examples.setdefault(reason, dropped[0].id)
     capped = replace(data, modes=kept, intra_s={}, _limits=None, _attachments={}, _support_m={})
-    capped.modeset = ModeSet(kept, filtered, dict(data.modeset.examples), len(kept))
+    capped.modeset = ModeSet(kept, filtered, examples, len(kept))
     if capped.workload is not None:
         capped.intra_s = intra_bounds(capped)
     capped.multiplier = {i: multiplier(mode, capped.node) for i, mode in enumerate(kept)}
