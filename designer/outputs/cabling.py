@@ -294,14 +294,18 @@ def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog)
         used = sum(e["count"] for m, e in graph.adj[leaf].items() if graph.nodes[m]["role"] == "endpoints")
         free[d["plane"], rail].append([leaf, int(d["down_ports"]) - used])
     rail_based = entry["topology"] in RAIL
+    first: dict[tuple, int] = defaultdict(int)  # per key, its first leaf with a free port (they fill in order)
     for cable in att["cables"]:
         e = {"gbps": int(att["gbps"]), "item": cable["item"], "kind": cable["kind"], "length_m": float(att["length_m"])}
         for _ in range(int(cable["attachments"])):
             for r in range(int(att["ports_per_attachment"])):
                 key = (r // rails + 1, r % rails + 1 if rail_based else None)
-                slot = next((x for x in free[key] if x[1] > 0), None)
-                if slot is None:
+                slots = free[key]
+                while first[key] < len(slots) and slots[first[key]][1] <= 0:
+                    first[key] += 1
+                if first[key] == len(slots):
                     continue  # no free leaf port: the audit reports it (check_dci_attachment)
+                slot = slots[first[key]]
                 slot[1] -= 1
                 yield *ports.take("fabric", e["gbps"]), slot[0], e
 
