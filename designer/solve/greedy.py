@@ -137,13 +137,14 @@ def _rtt_from(s: str, order: list[str], dist: dict, routes: dict) -> dict:
     return {o: min((w + (0.0 if n == o else dist.get((n, o), inf)) for n, w in hops), default=inf) for o in order}
 
 
-def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
+def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None) -> Greedy:
     """Cheapest sites by cost per MW first (each next one joined by a route to those already open), each
     filled as far as its power and space allow with the mode that holds the most nodes, then the cheapest
     mode for the nodes placed; a tree of routes (each joining site to the open site nearest to it) sized
     at dci_ratio of the joining site's NIC bandwidth, topped up where a site's routes fall short, the
     cheapest coherent type per route, the cheapest single DCI router model per site. Power taken by the
-    DCI equipment is reserved and the plan redone until every site fits."""
+    DCI equipment is reserved and the plan redone until every site fits. ``modes`` and ``inter`` (the inter-site
+    data of models.intersite.prepare over the usable sites): the model data's, where the caller has them."""
     import numpy as np
 
     from models.modes import enumerate_modes
@@ -177,7 +178,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30) -> Greedy:
     # routes a link may use, with the DCI optics and routers the model offers (models.intersite.prepare)
     co = inputs.coherent
     max_rtt = p.get("max_site_rtt_ms")
-    inter = prepare(inputs, usable)
+    inter = prepare(inputs, usable) if inter is None else inter
     routes = {frozenset((r.a, r.b)): {"a": r.a, "b": r.b, "dist": r.distance_km, "rtt": r.rtt_ms,
                                       "types": list(r.coherent), "pairs": r.fiber_pairs, "pair_usd": r.cost_per_pair,
                                       "route": r} for r in inter.routes}

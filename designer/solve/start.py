@@ -43,7 +43,7 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     finds no design in its share of the time. ``translated``: run_highs's (the LP relaxation beside it). A model of
     more than CHOSEN_ONLY variables is completed on a model of the plan's pairs alone (complete_chosen): nothing of
     the whole model is translated then, and no LP is launched."""
-    plan = greedy_plan(data.inputs, data.modes)
+    plan = greedy_plan(data.inputs, data.modes, inter=data.inter)
     if plan.cost is None:
         return None
     index = {mode.id: i for i, mode in enumerate(data.modes)}
