@@ -152,11 +152,45 @@ def example_runs(tmp_path_factory):
 def example_model(name: str):
     """(inputs, model data, the model with its cost objective) of a shipped example workbook."""
     from designer.inputs.workbook import load_inputs
-    from designer.solve.prepare import prepare_data
     from models.network import build_model, set_objective
 
     inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / f"{name}.xlsx")
-    data = prepare_data(inputs)
+    data = shared_preparation(inputs)
     model = build_model(data)
     set_objective(model)
     return inputs, data, model
+
+
+SHARED = "DESIGNER_TESTS_SHARED"  # environment variable: the folder the test workers of one run share
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_folder(tmp_path_factory):
+    """The run's shared folder under pytest-xdist (pytest's, beside the workers' own; the examples' solves use it
+    too), in the environment: test modules import this file again as tests.conftest, with globals of its own."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ[SHARED] = str(tmp_path_factory.getbasetemp().parent)
+
+
+def shared_preparation(inputs):
+    """prepare_data(inputs), its modes shared by the test workers of one run (the scale-across example's take
+    25-40 s, in tests/test_start.py and tests/test_pricing.py): the first worker to prepare them leaves them in a
+    file the run's workers share (designer.solve.prepare.PREPARED's entry, written whole or not at all), and a
+    worker that finds it there reads it into its own memo instead of preparing them again."""
+    import pickle
+
+    from designer.solve import prepare
+
+    if not os.environ.get(SHARED):
+        return prepare.prepare_data(inputs)
+    key = prepare.fingerprint(inputs, None, False)
+    path = Path(os.environ[SHARED]) / "preparations" / f"{key.hex()}.pickle"
+    if path.exists():
+        prepare.PREPARED[key] = pickle.loads(path.read_bytes())
+        return prepare.prepare_data(inputs)
+    data = prepare.prepare_data(inputs)
+    path.parent.mkdir(exist_ok=True)
+    part = path.with_suffix(f".{os.getpid()}.part")
+    part.write_bytes(pickle.dumps(prepare.PREPARED[key]))
+    part.replace(path)
+    return data
