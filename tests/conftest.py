@@ -136,11 +136,11 @@ class ExampleRuns:
 
 
 @pytest.fixture(scope="session")
-def example_runs(tmp_path_factory):
+def example_runs(tmp_path_factory, shared_folder):
     """The examples' solves, started when a test first asks for them and kept for the session; under pytest-xdist
-    in a folder the run's workers share (beside their own temporary folders)."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        out = tmp_path_factory.getbasetemp().parent / "examples"
+    in a folder the run's workers share (shared_folder)."""
+    if shared_folder is not None:
+        out = shared_folder / "examples"
         out.mkdir(exist_ok=True)
     else:
         out = tmp_path_factory.mktemp("examples")
@@ -165,11 +165,15 @@ SHARED = "DESIGNER_TESTS_SHARED"  # environment variable: the folder the test wo
 
 
 @pytest.fixture(scope="session", autouse=True)
-def shared_folder(tmp_path_factory):
-    """The run's shared folder under pytest-xdist (pytest's, beside the workers' own; the examples' solves use it
-    too), in the environment: test modules import this file again as tests.conftest, with globals of its own."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        os.environ[SHARED] = str(tmp_path_factory.getbasetemp().parent)
+def shared_folder(tmp_path_factory) -> Path | None:
+    """The folder the test workers of one run share under pytest-xdist (pytest's, beside the workers' own), else
+    None; also in the environment (SHARED), as test modules import this file again as tests.conftest, with globals
+    of its own."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return None
+    folder = tmp_path_factory.getbasetemp().parent
+    os.environ[SHARED] = str(folder)
+    return folder
 
 
 def shared_preparation(inputs):

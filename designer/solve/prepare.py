@@ -151,22 +151,23 @@ def at_most(data: ModelData, level: float) -> ModelData:
     a mode is dropped there only for one no slower, so what is left is what pruning the modes at or below the
     level would keep (up to which of two identical modes stays): the min_latency level probes read it instead of
     enumerating and pruning again."""
-    return restricted(data, [mode for mode in data.modes if mode.latency_us <= level + 1e-9],
+    return restricted(data, lambda mode: mode.latency_us <= level + 1e-9,
                       "slower than the least worst-case latency (min_latency objective)")
 
 
 def step_at_most(data: ModelData, step_cap: float) -> ModelData:
     """``data`` (pruned under a training objective: the step a criterion) restricted to the modes whose training
     step is at or below ``step_cap``: by at_most's argument, what pruning those modes alone keeps."""
-    return restricted(data, [mode for mode in data.modes if mode_step_s(data.inputs, mode) <= step_cap * (1 + 1e-9)],
+    return restricted(data, lambda mode: mode_step_s(data.inputs, mode) <= step_cap * (1 + 1e-9),
                       "training step above the level probed (training objective)")
 
 
-def restricted(data: ModelData, kept: list[Mode], reason: str) -> ModelData:
-    """``data`` with only the modes ``kept``, the others counted as filtered for ``reason``."""
+def restricted(data: ModelData, keep, reason: str) -> ModelData:
+    """``data`` with only the modes ``keep(mode)`` holds for, the others counted as filtered for ``reason``."""
     filtered, examples = Counter(data.modeset.filtered), dict(data.modeset.examples)
-    chosen = {id(mode) for mode in kept}
-    dropped = [mode for mode in data.modes if id(mode) not in chosen]
+    kept, dropped = [], []
+    for mode in data.modes:
+        (kept if keep(mode) else dropped).append(mode)
     if dropped:
         filtered[reason] += len(dropped)
         examples.setdefault(reason, dropped[0].id)
