@@ -275,10 +275,16 @@ def cable_options(inputs, tier: str, gbps: int, length_m: float, cages: tuple[in
                                float(inputs.project.get("cable_in_rack_m") or 0.0)))
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)
+def table_rows(inputs, table: str) -> dict[str, dict]:
+    """A catalog table (``inputs.<table>``) as plain dicts by its index: the enumeration and the model's build read
+    its cells hundreds of thousands of times, where a pandas lookup costs microseconds each."""
+    return getattr(inputs, table).to_dict("index")
+
+
 def switch_rows(inputs) -> dict[str, dict]:
-    """The switches table as plain dicts (enumeration reads it thousands of times)."""
-    return inputs.switches.to_dict("index")
+    """The switches table as plain dicts (table_rows)."""
+    return table_rows(inputs, "switches")
 
 
 def pool_gbps(switch_row) -> float:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 
 import pyomo.environ as pyo
-from pyomo.contrib.fbbt.fbbt import compute_bounds_on_expr
+from pyomo.contrib.fbbt.expression_bounds_walker import ExpressionBoundsVisitor
 from pyomo.repn import generate_standard_repn
 
 from models.intersite import (
@@ -37,6 +37,8 @@ from models.modes import (
     site_layout_of,
     site_node_limits,
     switch_cages,
+    switch_rows,
+    table_rows,
 )
 
 HOURS_PER_YEAR = 8760.0
@@ -64,7 +66,7 @@ class ModelData:
 
     @functools.cached_property
     def node(self):
-        return self.inputs.node_types.loc[self.inputs.project["node_type"]]
+        return table_rows(self.inputs, "node_types")[self.inputs.project["node_type"]]
 
     def site_node_limit(self, s: str) -> int:
         """Most nodes site s needs or can hold in any mode (models.modes.site_node_limits)."""
@@ -78,8 +80,8 @@ class ModelData:
 
     def route_most_gbps(self, route) -> float:
         """The most route ``route`` carries (Gb/s): every fiber pair lit with its best DCI optic."""
-        co = self.inputs.coherent
-        return max((fiber_gbps(co.loc[c], route.fiber_pairs, route.band) for c in route.coherent), default=0.0)
+        co = table_rows(self.inputs, "coherent")
+        return max((fiber_gbps(co[c], route.fiber_pairs, route.band) for c in route.coherent), default=0.0)
 
     def most_attachments(self, s: str) -> int:
         """Most DCI attachments site s can need: its routes' most capacity over one node's NIC bandwidth."""
@@ -90,7 +92,7 @@ class ModelData:
 
     def usd_per_it_watt(self, s: str) -> float:
         """What one watt of IT load at site s costs: facility power capex and energy over the horizon, x PUE."""
-        row = self.inputs.sites.loc[s]
+        row = table_rows(self.inputs, "sites")[s]
         years = float(self.inputs.project.get("horizon_years") or 0)
         return float(row["pue"]) / 1e6 * (float(row["power_cost_usd_per_mw"])
                                           + years * HOURS_PER_YEAR * float(row["energy_usd_per_mwh"]))
@@ -113,20 +115,32 @@ class ModelData:
         return min(self.modes[i].node_cap, self.node_limit(s, i) + self.most_attachments(s))
 
     def pairs(self) -> list[tuple[str, int]]:
-        """The (site, mode) pairs the model offers: the mode's cables are the site's, its intra-site
+        """The (site, mode) pairs the model offers, site by site: the mode's cables are the site's, its intra-site
         all-reduce bound is within the workload's step (when a workload is given), and it is chosen (when
         ``chosen`` is given)."""
-        return [(s, i) for s in self.sites for i in range(len(self.modes)) if s in self.modes[i].sites
-                and (self.workload is None or self.intra_s[s, i] <= self.workload["t_max_s"])
-                and (self.chosen is None or (s, i) in self.chosen)]
+        at: dict[str, list[int]] = {s: [] for s in self.sites}
+        for i, mode in enumerate(self.modes):
+            for s in mode.sites:
+                if (s in at and (self.workload is None or self.intra_s[s, i] <= self.workload["t_max_s"])
+                        and (self.chosen is None or (s, i) in self.chosen)):
+                    at[s].append(i)
+        return [(s, i) for s in self.sites for i in at[s]]
 
     def site_most_gpus(self) -> dict[str, int]:
         """Most GPUs each site holds in any mode it is offered: max_i min(cap_i, L_s) = min(max_i cap_i, L_s) over
-        the pairs (site s, mode i), so the sizes of the modes offered at each site first (a million pairs before
-        the pruning at 60 switch models)."""
+        the pairs (site s, mode i), so the sizes of the modes offered at each site first (300,000 modes before the
+        pruning at 60 switch models: with every mode offered wherever its cables are the site's, once per set of
+        such sites)."""
         caps = dict.fromkeys(self.sites, 0)
-        for s, i in self.pairs():
-            caps[s] = max(caps[s], self.modes[i].node_cap)
+        if self.workload is None and self.chosen is None:
+            widest: dict[frozenset, int] = {}
+            for mode in self.modes:
+                widest[mode.sites] = max(widest.get(mode.sites, 0), mode.node_cap)
+            offered = ((s, cap) for where, cap in widest.items() for s in where if s in caps)
+        else:
+            offered = ((s, self.modes[i].node_cap) for s, i in self.pairs())
+        for s, cap in offered:
+            caps[s] = max(caps[s], cap)
         gpn = int(self.node["gpus_per_node"])
         return {s: gpn * min(cap, self.site_node_limit(s)) if cap else 0 for s, cap in caps.items()}
 
@@ -160,8 +174,8 @@ class ModelData:
         """Length in metres of each support network's node link at site s (models.layout.support_length)."""
         if s not in self._support_m:
             layout = site_layout_of(self.inputs, s)
-            table = self.inputs.support_networks
-            self._support_m[s] = {n: support_length(layout, float(table.loc[n, "nodes_per_switch"]))
+            table = table_rows(self.inputs, "support_networks")
+            self._support_m[s] = {n: support_length(layout, float(table[n]["nodes_per_switch"]))
                                   for n in self.support}
         return self._support_m[s]
 
@@ -173,7 +187,8 @@ class ModelData:
 
 def site_list(inputs) -> list[str]:
     """Sites the model may open: every site not marked excluded."""
-    return [s for s in inputs.sites.index if inputs.sites.loc[s, "status"] != "excluded"]
+    sites = table_rows(inputs, "sites")
+    return [s for s in sites if sites[s]["status"] != "excluded"]
 
 
 def multiplier(mode: Mode, node) -> int:
@@ -398,9 +413,9 @@ def define_site_mode(m, data: ModelData) -> None:
     """sum_m y_sm = open_s; open_s = 1 for required sites;
     y_sm <= nodes_sm <= N_sm y_sm (an open fabric holds at least one node), N_sm the least of the mode's
     size limit, max_nodes_s and the nodes the site's power feeds (network power aside)."""
-    sites = data.inputs.sites
+    sites = table_rows(data.inputs, "sites")
     m.one_mode = pyo.Constraint(m.S, rule=lambda m, s: sum(m.y[s, i] for i in m.modes_at[s]) == m.open[s])
-    m.required = pyo.Constraint([s for s in data.sites if sites.loc[s, "status"] == "required"],
+    m.required = pyo.Constraint([s for s in data.sites if sites[s]["status"] == "required"],
                                 rule=lambda m, s: m.open[s] == 1)
     m.nodes_min = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] >= m.y[s, i])
     m.nodes_max = pyo.Constraint(m.SM, rule=lambda m, s, i: m.nodes[s, i] <= data.node_limit(s, i) * m.y[s, i])
@@ -515,7 +530,7 @@ def define_count_limits(m, data: ModelData) -> None:
         -data.modes[i].u2 * most_aggs(s, i) // data.modes[i].core_ports) * m.y[s, i])
     if not data.inter.routes:
         return
-    family = data.inputs.switches["family"].to_dict()
+    family = {k: row["family"] for k, row in switch_rows(data.inputs).items()}
     m.routers_max = pyo.Constraint(m.SK, rule=lambda m, s, k: m.routers[s, k] <= most_routers(m, s, k) * sum(
         m.y[s, i] for i in m.modes_at[s] if family[data.modes[i].leaf] == family[k]))
 
@@ -531,19 +546,19 @@ def most_routers(m, s, k) -> int:
 
 def _most_routers(m, s, k) -> int:
     data = m.data
-    sw, co = data.inputs.switches, data.inputs.coherent
+    sw, co = switch_rows(data.inputs), table_rows(data.inputs, "coherent")
 
     def most_ports(side, g):
         if side == "fabric":
             return int(data.node["nics_per_node"]) * data.most_attachments(s)
-        return sum(max((most_links(co, m.route[r], c) for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == g),
+        return sum(max((most_links(co, m.route[r], c) for c in m.route[r].coherent if int(co[c]["gbps"]) == g),
                        default=0) for r in m.incident[s])
 
     routes = [m.route[r] for r in m.incident[s]]
     cages = sum(-(-most_ports(side, g) // router_lanes(sw, k, g)) for side, g in router_groups(m, s)
                 if router_lanes(sw, k, g))
     ports = -(-cages // router_cages(sw, k))
-    buffer_mb = float(sw.loc[k, "buffer_mb"])
+    buffer_mb = float(sw[k]["buffer_mb"])
     bdp = float(data.inputs.project["buffer_bdp_factor"]) * sum(bdp_mb(data.route_most_gbps(r), r.rtt_ms)
                                                                  for r in routes)
     return max(ports, math.ceil(bdp / buffer_mb) if buffer_mb > 0 else 0)
@@ -551,7 +566,7 @@ def _most_routers(m, s, k) -> int:
 
 def most_links(co, route, c) -> int:
     """The most links of DCI optic c route ``route`` carries: every fiber pair lit with it."""
-    links, pairs = links_on_pairs(co.loc[c], route.band)
+    links, pairs = links_on_pairs(co[c], route.band)
     return route.fiber_pairs * links // pairs
 
 
@@ -629,11 +644,11 @@ def define_routes(m, data: ModelData) -> None:
     m.use_b = pyo.Constraint(m.R, rule=lambda m, r: m.use[r] <= m.open[m.route[r].b])
     m.one_coherent = pyo.Constraint(m.R, rule=lambda m, r: sum(
         m.x[r, c] for c in m.route[r].coherent) == m.use[r])
-    co = data.inputs.coherent
+    co = table_rows(data.inputs, "coherent")
     m.waves_min = pyo.Constraint(m.RC, rule=lambda m, r, c: m.waves[r, c] >= m.x[r, c])
 
     def channels(m, r, c):
-        links, pairs = links_on_pairs(co.loc[c], m.route[r].band)
+        links, pairs = links_on_pairs(co[c], m.route[r].band)
         return pairs * m.waves[r, c] <= links * m.pairs[r, c]
 
     m.channels = pyo.Constraint(m.RC, rule=channels)
@@ -643,8 +658,8 @@ def define_routes(m, data: ModelData) -> None:
 def capacity(m, r):
     """Capacity of route r in Tb/s: sum_c gbps_c waves_rc / 1000 (rows stay within a few orders of
     magnitude, which HiGHS's cuts need)."""
-    co = m.data.inputs.coherent
-    return sum(float(co.loc[c, "gbps"]) / 1e3 * m.waves[r, c] for c in m.route[r].coherent)
+    co = table_rows(m.data.inputs, "coherent")
+    return sum(float(co[c]["gbps"]) / 1e3 * m.waves[r, c] for c in m.route[r].coherent)
 
 
 def site_capacity(m, s):
@@ -709,20 +724,20 @@ def router_groups(m, s) -> list[tuple[str, int]]:
     the fabric side (the attachments) at the NIC speed; none at a site without routes."""
     if not m.incident[s]:
         return []
-    co = m.data.inputs.coherent
-    line = sorted({int(co.loc[c, "gbps"]) for r in m.incident[s] for c in m.route[r].coherent}, reverse=True)
+    co = table_rows(m.data.inputs, "coherent")
+    line = sorted({int(co[c]["gbps"]) for r in m.incident[s] for c in m.route[r].coherent}, reverse=True)
     return [("line", g) for g in line] + [("fabric", int(m.data.node["nic_gbps"]))]
 
 
 def router_cages(sw, k: str) -> int:
     """Cages of router k: those it declares, else its ports at its fastest speed (models.modes.switch_cages)."""
-    return switch_cages(sw.loc[k])
+    return switch_cages(sw[k])
 
 
 def router_lanes(sw, k: str, gbps: int) -> int:
     """Ports at ``gbps`` one cage of router k holds: its ports at that speed over its cages (0 when it has no such
     port mode)."""
-    return sw.loc[k, "port_modes"].get(gbps, 0) // router_cages(sw, k)
+    return sw[k]["port_modes"].get(gbps, 0) // router_cages(sw, k)
 
 
 def group_ports(m, s, side: str, gbps: int):
@@ -731,8 +746,8 @@ def group_ports(m, s, side: str, gbps: int):
     if side == "fabric":
         return int(m.data.node["nics_per_node"]) * sum(
             m.attach[s, i, a] for i in m.modes_at[s] for a in m.attach_at.get((s, i), ()))
-    co = m.data.inputs.coherent
-    return sum(m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == gbps)
+    co = table_rows(m.data.inputs, "coherent")
+    return sum(m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if int(co[c]["gbps"]) == gbps)
 
 
 def define_dci_routers(m, data: ModelData) -> None:
@@ -744,7 +759,7 @@ def define_dci_routers(m, data: ModelData) -> None:
     sum_k buffer_k routers_sk >= bdp_factor sum_{r at s} cap_r RTT_r / 8 (rows in GB)."""
     if not data.inter.routes:
         return
-    sw = data.inputs.switches
+    sw = switch_rows(data.inputs)
     factor = float(data.inputs.project["buffer_bdp_factor"])
     routed = [s for s in data.sites if m.incident[s]]
     groups = [(s, side, g) for s in routed for side, g in router_groups(m, s)]
@@ -763,7 +778,7 @@ def define_dci_routers(m, data: ModelData) -> None:
 
     m.router_ports = pyo.Constraint(groups, rule=ports_fit)
     m.router_buffer = pyo.Constraint(routed, rule=lambda m, s: sum(  # GB on both sides
-        float(sw.loc[k, "buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
+        float(sw[k]["buffer_mb"]) / 1e3 * m.routers[s, k] for k in m.K)
         >= factor * sum(bdp_mb(1.0, m.route[r].rtt_ms) * capacity(m, r) for r in m.incident[s]))
 
 
@@ -918,21 +933,21 @@ def define_support(m, data: ModelData) -> None:
     """Support networks (storage, in-band and out-of-band management), sized per node:
     nodes_per_switch_n x support_sn >= sum_m nodes_sm; each node has ports_per_node_n links (their cables or
     modules priced and powered in site_capex and site_it_watts)."""
-    table = data.inputs.support_networks
-    m.support_size = pyo.Constraint(m.SN, rule=lambda m, s, n: float(table.loc[n, "nodes_per_switch"])
+    table = table_rows(data.inputs, "support_networks")
+    m.support_size = pyo.Constraint(m.SN, rule=lambda m, s, n: float(table[n]["nodes_per_switch"])
                                     * m.support[s, n] >= site_nodes(m, s))
 
 
 def support_terms(m, s, what: str):
     """Support networks' switches and node links at site s, in USD (``what`` price) or W (power)."""
     data = m.data
-    table = data.inputs.support_networks
+    table = table_rows(data.inputs, "support_networks")
     column = {"price": "price_usd", "power": "power_w"}[what]
     total = 0
     for n in m.N:
-        ports, items = support_links(table.loc[n])
-        total += float(table.loc[n, f"switch_{column}"]) * m.support[s, n]
-        total += float(table.loc[n, f"link_{column}"]) * ports * items * site_nodes(m, s)
+        ports, items = support_links(table[n])
+        total += float(table[n][f"switch_{column}"]) * m.support[s, n]
+        total += float(table[n][f"link_{column}"]) * ports * items * site_nodes(m, s)
     return total
 
 
@@ -954,10 +969,10 @@ def optical_links(m, s, in_rack: bool, modes=None):
             cable = mode.attach[a]
             if cable.kind == "transceiver" and (cable.length_m <= limit) == in_rack:
                 total += nics * m.attach[s, i, a]
-    table = data.inputs.support_networks
+    table = table_rows(data.inputs, "support_networks")
     for n, metres in data.support_lengths(s).items():
-        if table.loc[n, "link_kind"] == "transceiver" and (metres <= limit) == in_rack:
-            total += support_links(table.loc[n])[0] * sum(m.nodes[s, i] for i in modes)
+        if table[n]["link_kind"] == "transceiver" and (metres <= limit) == in_rack:
+            total += support_links(table[n])[0] * sum(m.nodes[s, i] for i in modes)
     return total
 
 
@@ -972,13 +987,13 @@ def define_fiber_plant(m, data: ModelData) -> None:
     ceilings, so a design stopped short of optimality buys no spare panel)."""
     if not data.plant:
         return
-    co = data.inputs.coherent
+    co = table_rows(data.inputs, "coherent")
     m.plant_short = pyo.Expression(m.S, rule=lambda m, s: optical_links(m, s, True))
     m.plant_long = pyo.Expression(m.S, rule=lambda m, s: optical_links(m, s, False))
     m.plant_ends = pyo.Expression(m.S, rule=lambda m, s: sum(
         m.pairs[r, c] for r in m.incident[s] for c in m.route[r].coherent))
     m.plant_modules = pyo.Expression(m.S, rule=lambda m, s: sum(
-        m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if not is_gray(co.loc[c])))
+        m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent if not is_gray(co[c])))
     for role, name, ends in (("panel", "panels", lambda m, s: 2 * m.plant_long[s]),
                              ("odf", "odfs", lambda m, s: m.plant_ends[s])):
         if role not in data.plant:
@@ -1023,22 +1038,22 @@ def site_it_watts(m, s):
     units at its end of each lit coherent pair (booster, preamp, mux/demux), support networks, DCI attachments."""
     data = m.data
     node_w = float(data.node["node_power_kw"]) * 1e3
-    sw = data.inputs.switches
-    co = data.inputs.coherent
+    sw = switch_rows(data.inputs)
+    co = table_rows(data.inputs, "coherent")
     total = 0
     for i in m.modes_at[s]:
         mode = data.modes[i]
         mult = data.multiplier[i]
         total += node_w * m.nodes[s, i]
-        total += mult * float(sw.loc[mode.leaf, "power_w"]) * leaf_count(m, s, i)
+        total += mult * float(sw[mode.leaf]["power_w"]) * leaf_count(m, s, i)
         if mode.spine:
-            total += mult * float(sw.loc[mode.spine, "power_w"]) * spine_count(m, s, i)
+            total += mult * float(sw[mode.spine]["power_w"]) * spine_count(m, s, i)
         if mode.core:
-            total += mult * float(sw.loc[mode.core, "power_w"]) * core_count(m, s, i)
+            total += mult * float(sw[mode.core]["power_w"]) * core_count(m, s, i)
         for t, links in enumerate(tier_links(m, s, i)):
             total += mode.cables[t].unit_power_w * cable_items(m, s, i, t, links)
-    total += sum(float(sw.loc[k, "power_w"]) * m.routers[s, k] for k in m.K)
-    total += sum(float(co.loc[c, "power_w"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
+    total += sum(float(sw[k]["power_w"]) * m.routers[s, k] for k in m.K)
+    total += sum(float(co[c]["power_w"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
     total += sum(end_watts(m.route[r]) * coherent_pairs(m, r) for r in m.incident[s])
     return total + support_terms(m, s, "power") + attach_terms(m, s, "power")
 
@@ -1046,9 +1061,9 @@ def site_it_watts(m, s):
 def define_power(m, data: ModelData) -> None:
     """Facility power: mw_s = PUE_s x IT_s / 1e6 <= cap_s open_s, cap_s = power_mw_s (1 - power_headroom)
     (models.modes.power_cap_mw; the definition row in kW)."""
-    sites = data.inputs.sites
+    sites = table_rows(data.inputs, "sites")
     m.mw = pyo.Var(m.S, domain=pyo.NonNegativeReals)
-    m.mw_def = pyo.Constraint(m.S, rule=lambda m, s: 1e3 * m.mw[s] == float(sites.loc[s, "pue"])
+    m.mw_def = pyo.Constraint(m.S, rule=lambda m, s: 1e3 * m.mw[s] == float(sites[s]["pue"])
                               * site_it_watts(m, s) / 1e3)  # kW on both sides
     m.power_cap = pyo.Constraint(m.S, rule=lambda m, s: m.mw[s] <= power_cap_mw(data.inputs, s) * m.open[s])
 
@@ -1057,49 +1072,49 @@ def site_capex(m, s):
     """Capex of site s: nodes, fixed cost, facility power, switches, cables/optics, DCI routers,
     coherent modules at its end of each route, support networks, DCI attachments, fiber plant."""
     data = m.data
-    sites = data.inputs.sites
-    sw = data.inputs.switches
-    co = data.inputs.coherent
-    cost = float(sites.loc[s, "fixed_cost_usd"]) * m.open[s] + float(sites.loc[s, "power_cost_usd_per_mw"]) * m.mw[s]
+    sites = table_rows(data.inputs, "sites")
+    sw = switch_rows(data.inputs)
+    co = table_rows(data.inputs, "coherent")
+    cost = float(sites[s]["fixed_cost_usd"]) * m.open[s] + float(sites[s]["power_cost_usd_per_mw"]) * m.mw[s]
     node_price = float(data.node["node_price_usd"])
     for i in m.modes_at[s]:
         mode = data.modes[i]
         mult = data.multiplier[i]
         cost += node_price * m.nodes[s, i]
-        cost += mult * float(sw.loc[mode.leaf, "price_usd"]) * leaf_count(m, s, i)
+        cost += mult * float(sw[mode.leaf]["price_usd"]) * leaf_count(m, s, i)
         if mode.spine:
-            cost += mult * float(sw.loc[mode.spine, "price_usd"]) * spine_count(m, s, i)
+            cost += mult * float(sw[mode.spine]["price_usd"]) * spine_count(m, s, i)
         if mode.core:
-            cost += mult * float(sw.loc[mode.core, "price_usd"]) * core_count(m, s, i)
+            cost += mult * float(sw[mode.core]["price_usd"]) * core_count(m, s, i)
         for t, links in enumerate(tier_links(m, s, i)):
             cost += mode.cables[t].unit_price * cable_items(m, s, i, t, links)
-    cost += sum(float(sw.loc[k, "price_usd"]) * m.routers[s, k] for k in m.K)
-    cost += sum(float(co.loc[c, "price_usd"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
+    cost += sum(float(sw[k]["price_usd"]) * m.routers[s, k] for k in m.K)
+    cost += sum(float(co[c]["price_usd"]) * m.waves[r, c] for r in m.incident[s] for c in m.route[r].coherent)
     return cost + support_terms(m, s, "price") + attach_terms(m, s, "price") + plant_cost(m, s)
 
 
 def coherent_pairs(m, r):
     """Fiber pairs route r lights with coherent types (gray links take no line system)."""
-    co = m.data.inputs.coherent
-    return sum(m.pairs[r, c] for c in m.route[r].coherent if not is_gray(co.loc[c]))
+    co = table_rows(m.data.inputs, "coherent")
+    return sum(m.pairs[r, c] for c in m.route[r].coherent if not is_gray(co[c]))
 
 
 def route_capex(m, r):
     """Fiber pairs over the route's length and its line system (models.intersite.line_usd): units per lit coherent
     pair, and a hut per in-line site once any coherent type is chosen, x_rc summed over the coherent types."""
     route = m.route[r]
-    co = m.data.inputs.coherent
+    co = table_rows(m.data.inputs, "coherent")
     pairs = sum(m.pairs[r, c] for c in route.coherent)
-    lit = sum(m.x[r, c] for c in route.coherent if not is_gray(co.loc[c]))
+    lit = sum(m.x[r, c] for c in route.coherent if not is_gray(co[c]))
     return route.cost_per_pair * pairs + line_usd(route, coherent_pairs(m, r), lit)
 
 
 def define_cost(m, data: ModelData) -> None:
     """capex = sum_s site capex + sum_r route capex; energy = horizon x 8760 h x price_s x mw_s."""
-    sites = data.inputs.sites
+    sites = table_rows(data.inputs, "sites")
     years = float(data.inputs.project.get("horizon_years") or 0)
     m.capex = pyo.Expression(expr=sum(site_capex(m, s) for s in m.S) + sum(route_capex(m, r) for r in m.R))
-    m.energy = pyo.Expression(expr=sum(years * HOURS_PER_YEAR * float(sites.loc[s, "energy_usd_per_mwh"]) * m.mw[s]
+    m.energy = pyo.Expression(expr=sum(years * HOURS_PER_YEAR * float(sites[s]["energy_usd_per_mwh"]) * m.mw[s]
                                        for s in m.S))
     m.total_cost = pyo.Expression(expr=m.capex + m.energy)
 
@@ -1147,23 +1162,26 @@ def define_bounds(m, data: ModelData) -> None:
     No design an optimum could be is cut off. Why: HiGHS's root reduced-cost fixing and domain propagation
     work on the integer domains; unbounded and loosely bounded counts took most of the default example's
     solve time."""
+    walker = ExpressionBoundsVisitor(use_fixed_var_values_as_bounds=True)  # one: each new walker inspects itself
+
     def most(expr) -> float:
-        return compute_bounds_on_expr(expr)[1]
+        walker.leaf_bounds.clear()  # the bounds it cached may have been tightened since
+        return walker.walk_expression(expr)[1]
 
     for v, row in [(m.nodes, m.nodes_max), (m.su, getattr(m, "su_max", None)), (m.leaves, m.leaves_max),
                    (m.leaves, getattr(m, "mesh_max", None)), (m.agg, m.agg_max), (m.core, m.core_max),
                    (m.spine_modules, m.spine_module_pick)]:
         for key in (row or ()):
             v[key].setub(big_m(row[key], v[key]))
-    co = data.inputs.coherent
+    co = table_rows(data.inputs, "coherent")
     bw = nic_gbps_per_node(data) / 1e3
     cap = {}  # route -> most Tb/s an optimal design lights on it
     for r in m.R:
         route = m.route[r]
         need = max(m.most_need.get(route.a, 0.0), m.most_need.get(route.b, 0.0))
         for c in route.coherent:
-            links, per = links_on_pairs(co.loc[c], route.band)
-            gbps = float(co.loc[c, "gbps"])
+            links, per = links_on_pairs(co[c], route.band)
+            gbps = float(co[c]["gbps"])
             waves = min(most_links(co, route, c), max(1, math.ceil(1e3 * need / gbps - 1e-9)))
             m.waves[r, c].setub(waves)
             m.pairs[r, c].setub(min(route.fiber_pairs, -(-waves * per // links)))
@@ -1180,7 +1198,7 @@ def define_bounds(m, data: ModelData) -> None:
         for q, members in enumerate(groups):
             total[q].setub(math.floor(max(v.ub for v in members) + 1e-9))
     if hasattr(m, "SKG"):
-        sw = data.inputs.switches
+        sw = switch_rows(data.inputs)
         factor = float(data.inputs.project["buffer_bdp_factor"])
         for s, k in m.SK:
             if not m.incident[s]:
@@ -1190,18 +1208,18 @@ def define_bounds(m, data: ModelData) -> None:
             for side, g in router_groups(m, s):
                 if (s, k, side, g) in m.SKG:
                     ports = (int(data.node["nics_per_node"]) * attachments[s] if side == "fabric" else sum(
-                        max((m.waves[r, c].ub for c in m.route[r].coherent if int(co.loc[c, "gbps"]) == g),
+                        max((m.waves[r, c].ub for c in m.route[r].coherent if int(co[c]["gbps"]) == g),
                             default=0) for r in m.incident[s]))
                     m.dci_cages[s, k, side, g].setub(math.ceil(ports / router_lanes(sw, k, g) - 1e-9))
                     cages += m.dci_cages[s, k, side, g].ub
             bdp = factor * sum(bdp_mb(1e3 * cap[r], m.route[r].rtt_ms) for r in m.incident[s])
-            buffer_mb = float(sw.loc[k, "buffer_mb"])
+            buffer_mb = float(sw[k]["buffer_mb"])
             m.routers[s, k].setub(min(most_routers(m, s, k), max(
                 -(-cages // router_cages(sw, k)), math.ceil(bdp / buffer_mb - 1e-9) if buffer_mb > 0 else 0)))
-    table = data.inputs.support_networks
+    table = table_rows(data.inputs, "support_networks")
     for s, n in m.SN:
         nodes = max((data.node_limit(s, i) for i in m.modes_at[s]), default=0)
-        m.support[s, n].setub(math.ceil(nodes / float(table.loc[n, "nodes_per_switch"]) - 1e-9))
+        m.support[s, n].setub(math.ceil(nodes / float(table[n]["nodes_per_switch"]) - 1e-9))
     if hasattr(m, "panels"):
         ports = int(data.plant["panel"]["ports"])
         for s in m.S:
@@ -1215,7 +1233,7 @@ def define_bounds(m, data: ModelData) -> None:
 
 def big_m(row, var) -> float:
     """The most ``var`` takes under a row ``a var + sum_b c_b b <= u`` (or >= l), every other variable b binary."""
-    repn = generate_standard_repn(row.body)
+    repn = generate_standard_repn(row.body, quadratic=False)
     coefs = {id(v): c for v, c in zip(repn.linear_vars, repn.linear_coefs)}
     a = coefs.pop(id(var))
     if a > 0 and row.has_ub():

@@ -261,7 +261,8 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     leaves = mult * ival(leaf_count(model, s, i))
     spines = mult * ival(spine_count(model, s, i))
     cores = mult * ival(core_count(model, s, i))
-    bom.add(s, "nodes", str(node.name), nodes, node["node_price_usd"], float(node["node_power_kw"]) * 1e3)
+    bom.add(s, "nodes", str(inputs.project["node_type"]), nodes, node["node_price_usd"],
+            float(node["node_power_kw"]) * 1e3)
     tiers = [{"tier": "leaf", "model": mode.leaf, "count": leaves, "port_gbps": mode.g0, "down_ports": mode.d1,
               "up_ports": mode.u1, "down_gbps": mode.g0, "up_gbps": (mode.g1 or mode.g0) if mode.tiers >= 2 else None,
               "buffer_mb": float(sw.loc[mode.leaf, "buffer_mb"])}]
@@ -297,7 +298,8 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "rails": data.rails, "endpoints": nodes * int(node["nics_per_node"]),
         "scalable_units": ival(model.su[s, i]) if (s, i) in model.SM_su else None,
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
-        "mode_id": mode.id, "node_type": str(node.name), "layout": site_layout_echo(data, s, mode, nodes),
+        "mode_id": mode.id, "node_type": str(inputs.project["node_type"]),
+        "layout": site_layout_echo(data, s, mode, nodes),
     }
 
 

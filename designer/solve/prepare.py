@@ -208,7 +208,7 @@ def intra_bounds(data: ModelData) -> dict:
     hold for the job by space and power (all of the job's GPUs for a single-site design: then exact). Each
     (site, mode) is computed once for ``data`` (its modes are filtered and pruned between the calls)."""
     params = data.workload
-    node = data.node.to_dict()
+    node = data.node
     gpn = int(node["gpus_per_node"])
     efficiency = data.inputs.protocols["efficiency"].astype(float).to_dict()
     bounds = {}
