@@ -14,6 +14,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import Results, SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs, HighsSolutionLoader
+from pyomo.repn.linear import LinearRepnVisitor
 
 from designer.solve.process import HighsProcess
 from models.network import add_budget_row
@@ -124,6 +125,54 @@ class GuardedHighs(Highs):
     def solve(self, model, **kwds):
         self.called = time.perf_counter()
         return super().solve(model, **kwds)
+
+    def add_constraints(self, cons: list) -> None:
+        """The rows as Pyomo's persistent interface adds them (the columns in the order their variables first
+        appear, the same bookkeeping), in one walk of each row where Pyomo makes three (its variables, a standard
+        repn, and its bounds at each reading): Pyomo's linear repn visitor, which also walks a named
+        subexpression shared by rows once. Fixed variables are unfixed for the walk, so they stay columns."""
+        if not cons:
+            return
+        self._sol = None
+        fixed = [v for v in cons[0].model().component_data_objects(pyo.Var, descend_into=True) if v.fixed]
+        for v in fixed:
+            v.unfix()
+        walker = LinearRepnVisitor({})
+        rows, variables = [], {}
+        try:
+            for con in cons:
+                if con in self._active_constraints:
+                    raise ValueError(f"Constraint {con.name} has already been added")
+                lower, body, upper = con.to_bounded_expression(evaluate_bounds=True)
+                repn = walker.walk_expression(body)
+                if repn.nonlinear is not None:
+                    raise ValueError(f"{con.name} is not linear")
+                for v in repn.linear:  # the walk's result has its multiplier applied and no zero coefficient
+                    variables.setdefault(v, walker.var_map[v])
+                rows.append((con, lower, upper, repn.constant, repn.linear))
+        finally:
+            for v in fixed:
+                v.fix()
+        self.add_variables([v for key, v in variables.items() if key not in self._referenced_variables])
+        columns = self._pyomo_var_to_solver_var_map
+        lbs, ubs, starts, index, coefficients = [], [], [], [], []
+        for con, lower, upper, constant, linear in rows:
+            self._active_constraints[con] = con.expr
+            self._named_expressions[con] = []
+            self._vars_referenced_by_con[con] = [variables[v] for v in linear]
+            for v in linear:
+                self._referenced_variables[v][0][con] = None
+            starts.append(len(coefficients))
+            index.extend(columns[v] for v in linear)
+            coefficients.extend(linear.values())
+            lbs.append(-highspy.kHighsInf if lower is None else lower - constant)
+            ubs.append(highspy.kHighsInf if upper is None else upper - constant)
+            row = len(self._pyomo_con_to_solver_con_map)
+            self._pyomo_con_to_solver_con_map[con] = row
+            self._solver_con_to_pyomo_con_map[row] = con
+        self._solver_model.addRows(len(lbs), np.array(lbs, dtype=np.double), np.array(ubs, dtype=np.double),
+                                   len(coefficients), np.array(starts), np.array(index),
+                                   np.array(coefficients, dtype=np.double))
 
     def _solve(self):
         TRANSLATION[self._model] = time.perf_counter() - self.called
