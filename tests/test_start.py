@@ -604,3 +604,42 @@ def test_no_start_when_the_limit_is_used_up_before_the_cost_stage(monkeypatch, i
     with pytest.raises(NoSolution, match="time limit"):
         run.cost_solve(model, inputs, data, SolveOptions(time_limit=1.0), clock, lambda _m: None, [])
     assert starts == []
+
+
+def test_translation_is_pyomos_with_one_walk_a_row(instance):
+    """GuardedHighs adds the rows in one walk each (Pyomo's linear repn visitor); the translated model is the one
+    Pyomo's own HiGHS interface makes of the scale-across example, with a third of its site-mode binaries fixed:
+    the same columns in the same order with the same bounds, integrality and costs, the same rows with the same
+    bounds and nonzeros, the coefficients equal to the last bits that the order of a sum moves. A fixed variable
+    stays a column (its bounds its value) and is fixed again afterwards."""
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    import designer.solve.highs as highs
+    from models.network import set_objective
+
+    _inputs, _data, model = instance
+    set_objective(model)
+    fixed = [var for k, var in enumerate(model.y.values()) if k % 3 == 0 and not var.fixed]
+    for var in fixed:
+        var.fix(1.0 if var.value and var.value > 0.5 else 0.0)
+    try:
+        ours, our_columns = highs.translate(model)
+        pyomos = Highs(treat_fixed_vars_as_params=False)
+        pyomos.set_instance(model)
+        assert all(var.fixed for var in fixed)
+    finally:
+        for var in fixed:
+            var.unfix()
+    theirs, their_columns = pyomos._solver_model, pyomos._pyomo_var_to_solver_var_map
+    assert our_columns == their_columns
+    a, b = ours.getLp(), theirs.getLp()
+    for name in ("col_cost_", "col_lower_", "col_upper_", "row_lower_", "row_upper_"):
+        assert list(getattr(a, name)) == list(getattr(b, name)), name
+    assert list(a.integrality_) == list(b.integrality_)
+    assert a.offset_ == pytest.approx(b.offset_, rel=1e-12)
+    fixed_at = [our_columns[id(var)] for var in fixed]
+    assert [a.col_lower_[c] for c in fixed_at] == [a.col_upper_[c] for c in fixed_at]
+    ma, mb = a.a_matrix_, b.a_matrix_
+    assert ma.format_ == mb.format_
+    assert list(ma.start_) == list(mb.start_) and list(ma.index_) == list(mb.index_)
+    assert ma.value_ == pytest.approx(list(mb.value_), rel=1e-12)
