@@ -103,6 +103,10 @@ class GuardedHighs(Highs):
     PROCESS_COLUMNS columns or more, run with a deadline, runs in a process of its own (designer.solve.process),
     stopped at the deadline with the best design it saved. ``translated``: called with the translated HiGHS model
     and the column of each variable (id -> index) before HiGHS runs (designer.solve.relaxation reads the LP there).
+    ``meanwhile``: work for this process while HiGHS runs (the solve translates the whole model while its chosen
+    pairs' completion runs, designer.solve.start.complete_chosen): a run given one with a deadline goes to a process
+    of its own whatever its size, and ``meanwhile`` is called once it runs there; the wait for the process begins
+    after it, and stops the process at once if the deadline has passed.
 
     A fixed variable stays a column with its coefficients (fixed bounds), not a constant folded into the rows:
     the translated model is then the whole model's, whatever is fixed."""
@@ -115,6 +119,7 @@ class GuardedHighs(Highs):
     refused: bool = False  # the start broke the translated model (start_violation) and was not given
     given: float | None = None  # the time limit HiGHS was given (s)
     translated = None  # callable(highspy.Highs, dict) or None
+    meanwhile = None  # callable() run here while HiGHS runs in a process of its own, or None
     called = 0.0  # perf_counter when solve was called (set_instance, the translation, follows)
     start_values = None  # the start given to HiGHS (one value per column), or None
     apart_seconds: float | None = None  # HiGHS's run time in its process (a run there), else None
@@ -182,7 +187,7 @@ class GuardedHighs(Highs):
             self._set_start()
         if self.ends is not None:
             self.given = self._active_config.time_limit = max(1e-6, self.ends - time.perf_counter())
-        if self.deadline is not None and self._solver_model.getNumCol() >= PROCESS_COLUMNS:
+        if self.deadline is not None and (self._solver_model.getNumCol() >= PROCESS_COLUMNS or self.meanwhile):
             results = self._solve_apart()
             if results is not None:
                 return results
@@ -217,6 +222,8 @@ class GuardedHighs(Highs):
         except OSError:
             return None
         with run:
+            if self.meanwhile is not None:
+                self.meanwhile()
             answer = run.wait(self.deadline, self.settle)
         self.guarded = answer["stopped"]  # a run stopped there: HiGHS ran until then
         ran = time.perf_counter() - self.called - TRANSLATION[self._model]
@@ -314,7 +321,7 @@ FAILURES = {
 
 
 def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | None = None,
-              stop_below_cutoff: bool = False, start: bool = False, translated=None) -> Outcome:
+              stop_below_cutoff: bool = False, start: bool = False, translated=None, meanwhile=None) -> Outcome:
     """One HiGHS solve; the gap comes from incumbent and bound, never assumed. Objective and bound are
     multiplied by ``scale`` (the model states costs in millions).
 
@@ -322,9 +329,9 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
     bound, which spares the LP the dense budget row (that row slows HiGHS's cut loop many times over);
     a result is then checked against it: a design over budget whose bound is within it is solved
     again with the row. ``stop_below_cutoff`` ends a solve at its first design within the cutoff. ``start``:
-    the values the model's variables hold are HiGHS's first incumbent; ``translated``: GuardedHighs's (the first
-    run's only)."""
-    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff, start, translated)
+    the values the model's variables hold are HiGHS's first incumbent; ``translated`` and ``meanwhile``:
+    GuardedHighs's (the first run's only)."""
+    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff, start, translated, meanwhile)
     if cutoff is None or outcome.objective is None or outcome.objective <= cutoff * (1 + 1e-9):
         return outcome
     if outcome.bound is not None and outcome.bound > cutoff * (1 + 1e-9):
@@ -341,9 +348,9 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
 
 
 def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
-               stop_below_cutoff: bool, start: bool = False, translated=None) -> Outcome:
+               stop_below_cutoff: bool, start: bool = False, translated=None, meanwhile=None) -> Outcome:
     solver = GuardedHighs()
-    solver.start, solver.translated = start, translated
+    solver.start, solver.translated, solver.meanwhile = start, translated, meanwhile
     if options.time_limit is not None:
         solver.ends = time.perf_counter() + options.time_limit
         solver.deadline = solver.ends + options.time_limit * GUARD + 0.5

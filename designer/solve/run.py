@@ -16,7 +16,7 @@ from designer.formats import gap as gap_text
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
-from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs, translation_seconds
+from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs, translate, translation_seconds
 from designer.solve.prepare import at_most, prepare_data
 from designer.solve.relaxation import Relaxation
 from designer.solve.start import (
@@ -228,7 +228,9 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     freed = list(model.open.values()) + list(model.y.values())
     with Relaxation(model, freed, clock.ends, COST_SCALE) as lp:
         timed = clock.left(options)  # None: the limit is used up (min_latency's probes), no start and no LP
-        start = greedy_start(model, data, timed, budget(inputs), translated=lp.launch) if timed else None
+        ahead: list = []  # the whole model translated while its chosen pairs' completion runs apart (priced_start's)
+        start = greedy_start(model, data, timed, budget(inputs), translated=lp.launch,
+                             meanwhile=lambda: ahead.append(translate(model))) if timed else None
         values = None
         if start is not None:
             outcomes.append(start)
@@ -239,7 +241,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     bound, found, near = None, None, None
     if relaxed is None and start is not None and chosen_only(model) and clock.left(options):
         # no LP was launched (the plan completed on its chosen pairs): the LP by pricing, the neighbourhoods
-        relaxed, near = priced_start(model, start, options, budget(inputs), clock.ends)
+        relaxed, near = priced_start(model, start, options, budget(inputs), clock.ends, ahead[0] if ahead else None)
         if relaxed is not None:
             say(f"LP relaxation by pricing: ${relaxed.bound:,.0f} ({relaxed.termination}, {relaxed.seconds:.1f} s)")
     if relaxed is not None:

@@ -33,7 +33,8 @@ CHOSEN_ONLY = 100_000
 NEIGHBOURHOOD_SECONDS = 120.0
 
 
-def greedy_start(model, data, options: SolveOptions, cutoff: float | None, translated=None) -> Outcome | None:
+def greedy_start(model, data, options: SolveOptions, cutoff: float | None, translated=None,
+                 meanwhile=None) -> Outcome | None:
     """Fix the greedy plan's decisions in ``model`` (the sites it opens and each one's fabric mode), let
     HiGHS place the nodes and size the rest (switch counts, routes, waves, fiber, routers), and free the
     decisions again. The node counts are the model's, not the plan's: the plan sizes power and inter-site
@@ -42,7 +43,8 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     has no design, does not fit the model (an RTT limit over a path, a workload bound), or the completion
     finds no design in its share of the time. ``translated``: run_highs's (the LP relaxation beside it). A model of
     more than CHOSEN_ONLY variables is completed on a model of the plan's pairs alone (complete_chosen): nothing of
-    the whole model is translated then, and no LP is launched."""
+    the whole model is translated then, and no LP is launched; ``meanwhile`` runs while that completion's HiGHS runs
+    in its process (complete_chosen)."""
     plan = greedy_plan(data.inputs, data.modes, inter=data.inter)
     if plan.cost is None:
         return None
@@ -51,7 +53,7 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     if any(key not in model.SM for key in choices):
         return None
     if chosen_only(model):
-        return complete_chosen(model, data, choices, options, cutoff)
+        return complete_chosen(model, data, choices, options, cutoff, meanwhile)
     fixed = []
 
     def fix(var, value) -> None:
@@ -75,7 +77,8 @@ def chosen_only(model) -> bool:
     return not hasattr(model, "budget") and model.nvariables() > CHOSEN_ONLY
 
 
-def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: float | None) -> Outcome | None:
+def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: float | None,
+                    meanwhile=None) -> Outcome | None:
     """The completion on a model built over the chosen (site, mode) pairs alone (ModelData.chosen), its values put
     in ``model``'s variables and every other variable of ``model`` at 0. A design of ``model``: each variable of a
     pair left out is a count tied to its mode's binary, 0 with it (define_site_mode, define_count_limits); the rows
@@ -84,7 +87,9 @@ def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: fl
     checks the values again as the start of the main solve (GuardedHighs), which runs on ``model``. The completion may
     take all the time left, not START_SHARE of it: nothing runs beside it, and what follows it (the LP by pricing, the
     neighbourhoods) starts from its design, where HiGHS on the whole model finds none (on a machine half as fast, the
-    50-site plan with 60 switch models took 20.7 s to complete, past its 19 s share of the 48 s left: no design)."""
+    50-site plan with 60 switch models took 20.7 s to complete, past its 19 s share of the 48 s left: no design).
+    ``meanwhile``: called while HiGHS completes the small model, in a process of its own under a time limit
+    (GuardedHighs.meanwhile; without a limit the run is made here, and ``meanwhile`` is not called)."""
     small = build_model(replace(data, chosen=frozenset(choices)))
     set_objective(small)
     opened = {s for s, _ in choices}
@@ -92,7 +97,7 @@ def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: fl
         small.open[s].fix(int(s in opened))
     for key in small.SM:
         small.y[key].fix(1)
-    outcome = complete(small, options, cutoff, share=1.0)
+    outcome = complete(small, options, cutoff, share=1.0, meanwhile=meanwhile)
     if outcome is not None:
         carry_values(small, model)
     return outcome
@@ -121,7 +126,7 @@ def carry_values(small, model) -> None:
 
 
 def complete(model, options: SolveOptions, cutoff: float | None, translated=None,
-             share: float = START_SHARE, until_a_design: bool = True) -> Outcome | None:
+             share: float = START_SHARE, until_a_design: bool = True, meanwhile=None) -> Outcome | None:
     """HiGHS's design of ``model`` with some of its decisions fixed (a start's), in ``share`` of the time limit, or,
     with ``until_a_design`` and while it holds no design, past it up to the limit (SolveOptions.settle_after: a run
     of a large model in a process of its own; a small one stops at its share); None when it finds none. On a machine
@@ -133,7 +138,7 @@ def complete(model, options: SolveOptions, cutoff: float | None, translated=None
     if options.time_limit is not None and share < 1:
         timed = (replace(timed, settle_after=options.time_limit * share) if until_a_design else
                  replace(timed, time_limit=options.time_limit * share))
-    outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff, translated=translated)
+    outcome = run_highs(model, timed, COST_SCALE, cutoff=cutoff, translated=translated, meanwhile=meanwhile)
     if outcome.status not in ("optimal", "feasible"):
         return None
     outcome.status = "feasible"  # a completion of one choice of decisions, not an optimum of the model
@@ -141,19 +146,20 @@ def complete(model, options: SolveOptions, cutoff: float | None, translated=None
 
 
 def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | None,
-                 ends: float | None) -> tuple[Outcome | None, Outcome | None]:
+                 ends: float | None, translation: tuple | None = None) -> tuple[Outcome | None, Outcome | None]:
     """A large model's LP bound and a better design near the start, where the whole LP would take most of the time
     limit (50 sites, 60 switch models: 43-56 s): the LP relaxation by column generation from the start's modes
     (designer.solve.pricing: 11 s there), then, unless its bound proves the start within the gap, the neighbourhoods
     of the start and of the LP's sites over the start's modes (designer.solve.neighbourhood). Returns (the LP's
     Outcome, its cost the bound, or None; the cheapest design the neighbourhoods found below the start and within
     ``cutoff``, its values then in the model's variables, else None). ``ends``: when the time is up (perf_counter
-    seconds; None: no limit, the neighbourhoods then given NEIGHBOURHOOD_SECONDS)."""
+    seconds; None: no limit, the neighbourhoods then given NEIGHBOURHOOD_SECONDS). ``translation``: translate(model),
+    when it was made before (while the start's completion ran), else it is made here."""
     from designer.solve.neighbourhood import neighbourhood_bounds, search
     from designer.solve.pricing import pair_columns, priced_relaxation
 
     began = time.perf_counter()
-    highs, columns = translate(model)
+    highs, columns = translation or translate(model)
     lp = highs.getLp()
     owner, pairs = pair_columns(model, columns)
     modes = {i for (s, i), y in model.y.items() if round(y.value or 0) == 1}
