@@ -42,9 +42,9 @@ def greedy_start(model, data, options: SolveOptions, cutoff: float | None, trans
     Returns the completed design's outcome, its values left in the model's variables, or None when the plan
     has no design, does not fit the model (an RTT limit over a path, a workload bound), or the completion
     finds no design in its share of the time. ``translated``: run_highs's (the LP relaxation beside it). A model of
-    more than CHOSEN_ONLY variables is completed on a model of the plan's pairs alone (complete_chosen): nothing of
-    the whole model is translated then, and no LP is launched; ``meanwhile`` runs while that completion's HiGHS runs
-    in its process (complete_chosen)."""
+    more than CHOSEN_ONLY variables is completed on a model of the plan's pairs alone (complete_chosen): no LP is
+    launched then, and ``meanwhile`` (the caller's translation of the whole model) runs while that completion's
+    HiGHS runs in its process."""
     plan = greedy_plan(data.inputs, data.modes, inter=data.inter)
     if plan.cost is None:
         return None
@@ -85,9 +85,10 @@ def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: fl
     over the sites and routes sum the pairs there, whose terms left out are 0; and a bound the model derives from
     its modes (the most a site needs or holds) is the most over more modes in ``model``, never tighter. HiGHS
     checks the values again as the start of the main solve (GuardedHighs), which runs on ``model``. The completion may
-    take all the time left, not START_SHARE of it: nothing runs beside it, and what follows it (the LP by pricing, the
-    neighbourhoods) starts from its design, where HiGHS on the whole model finds none (on a machine half as fast, the
-    50-site plan with 60 switch models took 20.7 s to complete, past its 19 s share of the 48 s left: no design).
+    take all the time left, not START_SHARE of it: no other search runs beside it (only ``meanwhile``), and what
+    follows it (the LP by pricing, the neighbourhoods) starts from its design, where HiGHS on the whole model finds
+    none (on a machine half as fast, the 50-site plan with 60 switch models took 20.7 s to complete, past its 19 s
+    share of the 48 s left: no design).
     ``meanwhile``: called while HiGHS completes the small model, in a process of its own under a time limit
     (GuardedHighs.meanwhile; without a limit the run is made here, and ``meanwhile`` is not called)."""
     small = build_model(replace(data, chosen=frozenset(choices)))
