@@ -19,7 +19,7 @@ from designer.solve.greedy import greedy_plan
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.relaxation import Relaxation
-from designer.solve.start import greedy_start, relaxation_start, restore, snapshot
+from designer.solve.start import greedy_start, guided_start, relaxation_start, restore, snapshot
 from models.network import COST_SCALE, build_model
 from tests.conftest import example_model
 
@@ -201,7 +201,8 @@ def test_guard_stops_highs_as_a_time_limit(instance):
 
 def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch, instance):
     """A time-limited solve returns at least the greedy design: with HiGHS made to stop without a design,
-    the solve returns the better of the completed plan and the LP relaxation's completed sites, unproven, with
+    the solve returns the best of the completed plan, the plan over the LP relaxation's sites and the LP's completed
+    sites, unproven, with
     HiGHS's bound, and the audit passes it."""
     inputs, data, model = instance
     real = run.run_highs
@@ -217,18 +218,41 @@ def test_solve_keeps_the_greedy_design_when_highs_finds_none(monkeypatch, instan
     start = greedy_start(model, data, SolveOptions(), cutoff=None)
     completions = []
 
-    def recorded(*args, **kwargs):
-        completions.append(relaxation_start(*args, **kwargs))
-        return completions[-1]
+    def recorded(second):
+        def record(*args, **kwargs):
+            completions.append(second(*args, **kwargs))
+            return completions[-1]
+        return record
 
     monkeypatch.setattr(run, "run_highs", stopped)
-    monkeypatch.setattr(run, "relaxation_start", recorded)
+    monkeypatch.setattr(run, "relaxation_start", recorded(relaxation_start))
+    monkeypatch.setattr(run, "guided_start", recorded(guided_start))
     solution = run.solve(inputs, SolveOptions())
     assert solution["status"] == "feasible"
     best = min([start.objective] + [c.objective for c in completions if c is not None])
     assert solution["objective_usd"] == pytest.approx(best, rel=1e-6)
     assert solution["solver"]["bound_usd"] is not None and solution["mip_gap"] is not None
     assert audit(solution) == []
+
+
+def test_the_plan_over_the_lps_sites_opens_them_first(instance):
+    """greedy_plan's ``prefer`` orders the sites before their cost per MW: no preference (or an even one) is the cost
+    per MW's plan itself; a preference for houston, which that plan leaves closed, opens it. guided_start completes
+    that plan into a design of the model opening the preferred site, and has nothing new for the sites a design in
+    hand opens."""
+    inputs, data, model = instance
+    plain = greedy_plan(inputs, data.modes)
+    assert "houston" not in plain.sites
+    for even in ({}, {s: 0.5 for s in inputs.sites.index}):
+        same = greedy_plan(inputs, data.modes, prefer=even)
+        assert (same.cost, list(same.sites)) == (plain.cost, list(plain.sites))
+    assert "houston" in greedy_plan(inputs, data.modes, prefer={"houston": 1.0}).sites
+    found = guided_start(model, data, SolveOptions(), None, {"houston": 1.0}, set(plain.sites))
+    assert found is not None and found.status == "feasible"
+    opened = {s for s in model.S if round(model.open[s].value) == 1}
+    assert "houston" in opened
+    assert not any(var.fixed for var in [*model.open.values(), *model.y.values()])
+    assert guided_start(model, data, SolveOptions(), None, {"houston": 1.0}, opened) is None
 
 
 def test_greedy_plan_opens_sites_within_the_rtt_limit_of_each_other(tmp_path):

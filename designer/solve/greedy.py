@@ -137,14 +137,16 @@ def _rtt_from(s: str, order: list[str], dist: dict, routes: dict) -> dict:
     return {o: min((w + (0.0 if n == o else dist.get((n, o), inf)) for n, w in hops), default=inf) for o in order}
 
 
-def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None) -> Greedy:
+def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None, prefer: dict | None = None) -> Greedy:
     """Cheapest sites by cost per MW first (each next one joined by a route to those already open), each
     filled as far as its power and space allow with the mode that holds the most nodes, then the cheapest
     mode for the nodes placed; a tree of routes (each joining site to the open site nearest to it) sized
     at dci_ratio of the joining site's NIC bandwidth, topped up where a site's routes fall short, the
     cheapest coherent type per route, the cheapest single DCI router model per site. Power taken by the
     DCI equipment is reserved and the plan redone until every site fits. ``modes`` and ``inter`` (the inter-site
-    data of models.intersite.prepare over the usable sites): the model data's, where the caller has them."""
+    data of models.intersite.prepare over the usable sites): the model data's, where the caller has them.
+    ``prefer``: a weight per site (the LP relaxation's open values) that orders the sites before their cost per MW,
+    most preferred first: the plan then opens the sites the LP opens where the routes and the RTT limit let it."""
     import numpy as np
 
     from models.modes import enumerate_modes
@@ -174,6 +176,10 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None) -> Greedy:
     def per_mw(s):
         r = sites.loc[s]
         return float(r["fixed_cost_usd"]) / float(r["power_mw"]) + per_it_w[s] * 1e6 / float(r["pue"])
+
+    def rank(s):
+        """The opening order's key: the preference first (most preferred first), then the cost per MW."""
+        return (-prefer.get(s, 0.0), per_mw(s)) if prefer is not None else (0.0, per_mw(s))
 
     # routes a link may use, with the DCI optics and routers the model offers (models.intersite.prepare)
     co = inputs.coherent
@@ -220,7 +226,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None) -> Greedy:
         routes among the order's sites and it (those a design may use: both ends open) reach each of them within
         the limit; ``dist`` keeps those shortest RTTs, shortened through each site that joins."""
         order, dist = [], {}
-        rest = list(seed) + sorted((s for s in usable if s not in seed), key=per_mw)
+        rest = list(seed) + sorted((s for s in usable if s not in seed), key=rank)
         while rest:
             for s in rest:
                 reach = _rtt_from(s, order, dist, routes)
@@ -258,7 +264,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None) -> Greedy:
         site_most[s, False] = min(by_power, alone)
         site_most[s, True] = min(by_power, joined, fiber)
 
-    seeds = [required] if required else [[s] for s in sorted(usable, key=per_mw)]
+    seeds = [required] if required else [[s] for s in sorted(usable, key=rank)]
     order = next((o for o in map(grow, seeds) if holds(o)), None) or grow(seeds[0] if seeds else [])
     parent = {}
     for k, s in enumerate(order[1:], 1):

@@ -23,6 +23,7 @@ from designer.solve.start import (
     better_of,
     chosen_only,
     greedy_start,
+    guided_start,
     priced_start,
     relaxation_start,
     restore,
@@ -217,10 +218,11 @@ def add_horizon_budget(model, inputs) -> None:
 
 def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clock, say,
                outcomes: list, diagnose: bool = True) -> Outcome:
-    """The cheapest design of ``model`` within the budget: the greedy design and, when the LP relaxation's bound
-    leaves it more than the gap above the optimum, the LP's sites completed (designer.solve.start; the LP solved
-    beside the greedy completion, designer.solve.relaxation, so none without a greedy plan: HiGHS's root solves it
-    first); the cheaper of them is the answer when the LP's bound proves it
+    """The cheapest design of ``model`` within the budget: the greedy design and, while the LP relaxation's bound
+    leaves the best so far more than the gap above the optimum, the greedy plan over the LP's sites and the LP's
+    sites completed (designer.solve.start; the LP solved beside the greedy completion, designer.solve.relaxation,
+    so none without a greedy plan: HiGHS's root solves it first); the cheapest of them is the answer when the LP's
+    bound proves it
     within the gap, else HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the
     planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
     set_objective(model)
@@ -238,7 +240,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
             say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
         tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
         relaxed = lp.result()  # the LP's values of the sites are now in the model
-    bound, found, near = None, None, None
+    bound, near = None, None
     if relaxed is None and start is not None and chosen_only(model) and clock.left(options):
         # no LP was launched (the plan completed on its chosen pairs): the LP by pricing, the neighbourhoods
         relaxed, near = priced_start(model, start, options, budget(inputs), clock.ends, ahead[0] if ahead else None)
@@ -254,14 +256,25 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     elif bound is not None and not chosen_only(model):
         say(f"LP relaxation: ${bound:,.0f} (HiGHS {relaxed.highs_seconds:.1f} s, {relaxed.seconds:.1f} s waited for)")
         setup = translation_seconds(model)
-        if settled(start, bound, options.mip_gap, True) is None and clock.left(options, setup):
-            found = relaxation_start(model, clock.left(options, setup), budget(inputs), tried)
-            if found is not None:
-                outcomes.append(found)
-                say(f"the LP relaxation's sites completed: ${found.objective:,.0f} ({found.seconds:.1f} s)")
-            if found is not None and (start is None or found.objective < start.objective):
+        relaxed_open = {s: model.open[s].value or 0.0 for s in model.S}
+        second_starts = (("the greedy plan over the LP relaxation's sites completed",
+                    lambda timed: guided_start(model, data, timed, budget(inputs), relaxed_open, tried)),
+                   ("the LP relaxation's sites completed",
+                    lambda timed: relaxation_start(model, timed, budget(inputs), tried, relaxed_open)))
+        held = None  # the outcome whose values the model holds (the LP's open values or a completion's otherwise)
+        for what, second in second_starts:
+            timed = clock.left(options, setup)
+            if settled(start, bound, options.mip_gap, True) is not None or timed is None:
+                break
+            found = second(timed)
+            if found is None:
+                continue
+            outcomes.append(found)
+            held = found
+            say(f"{what}: ${found.objective:,.0f} ({found.seconds:.1f} s)")
+            if start is None or found.objective < start.objective:
                 start, values = found, snapshot(model)
-        if values is not None and start is not found:  # the LP's or the completion's values are in the model
+        if values is not None and start is not held:
             restore(model, values)
     answer = settled(start, bound, options.mip_gap, clock.left(options, translation_seconds(model)) is not None)
     if answer is not None:
