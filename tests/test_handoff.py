@@ -53,3 +53,19 @@ def test_one_switch_site(tmp_path):
     assert (tmp_path / "topology-block.conf").read_text().splitlines()[-1] == "BlockSizes=4"
     rows = list(csv.DictReader(open(tmp_path / "nodes.csv", encoding="utf-8")))
     assert len(rows) == 32 and rows[2]["rack"] == "s1-r01-01" and rows[-1]["rack"] == "s1-r01-02"
+
+
+def test_node_map_quotes_what_starts_like_a_formula(tmp_path):
+    """A site named like a formula (=cmd) reaches nodes.csv quoted in every cell made from it (the site, its nodes',
+    leaves' and racks' names), each NIC's row otherwise as before: 32 rows, NIC r of a node on its rail r."""
+    solution = design(tmp_path, floor_book(32, nodes_per_rack=2))
+    for entry in solution["sites"]:
+        entry["name"] = "=cmd"
+    sites = site_nodes(solution, site_graphs(solution))
+    write_node_map(sites, tmp_path / "nodes.csv")
+    rows = list(csv.reader(open(tmp_path / "nodes.csv", encoding="utf-8")))[1:]
+    assert len(rows) == 32
+    assert rows[0][:2] == ["'=cmd", "'=cmd-node-0001"] and rows[0][5] == "'=cmd-leaf-01"
+    assert rows[-1][1] == "'=cmd-node-0004" and rows[-1][7] == "'=cmd-r01-02"
+    assert not any(cell and cell[0] in "=+-@\t\r" for row in rows for cell in row)
+    assert [row[2] for row in rows[:8]] == [str(n) for n in range(1, 9)]

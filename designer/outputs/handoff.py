@@ -150,18 +150,26 @@ def write_blocks(sites: list[SiteNodes], path: Path) -> None:
 
 
 def write_node_map(sites: list[SiteNodes], path: Path) -> None:
-    """nodes.csv: one row per NIC (module docstring)."""
+    """nodes.csv: one row per NIC (module docstring). A node's cells (name, rack) and a leaf's (name, unit) are made
+    once, not once per NIC (a 1M-GPU design: 1M rows)."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(NODE_COLUMNS)
         for s in sites:
             floor = Floor(s.graph, s.entry)
             rails = s.graph.graph["rails"]
-            for node, nic, leaf in s.nics:
-                data = s.graph.nodes[leaf]
-                row = [s.graph.graph["site"], f"{s.prefix}-node-{node + 1:0{s.width}d}", nic + 1, nic // rails + 1,
-                       nic % rails + 1, leaf, data.get("su") or "", floor.node_rack(node)]
-                writer.writerow([csv_text(v) for v in row])
+            site = csv_text(s.graph.graph["site"])
+            leaves = {leaf: (csv_text(leaf), csv_text(s.graph.nodes[leaf].get("su") or "")) for leaf in s.by_leaf}
+            node_cells: dict[int, tuple[str, str]] = {}
+
+            def cells(node: int) -> tuple[str, str]:
+                if node not in node_cells:
+                    node_cells[node] = (csv_text(f"{s.prefix}-node-{node + 1:0{s.width}d}"),
+                                        csv_text(floor.node_rack(node)))
+                return node_cells[node]
+
+            writer.writerows([site, *cells(node)[:1], nic + 1, nic // rails + 1, nic % rails + 1, *leaves[leaf],
+                              cells(node)[1]] for node, nic, leaf in s.nics)
 
 
 def write_handoffs(solution: dict, graphs: list[nx.Graph], folder: Path) -> None:
