@@ -454,11 +454,11 @@ def _cabled(inputs, fabric: Mode, floors: SiteFloors, reject, max_latency) -> li
     cable that reaches gets no mode (the reason is kept when no site gets one)."""
     groups = floors.groups(fabric)
     out, reasons = [], []
+    cage = {role: cage_speeds(inputs)[model] for role, model in
+            (("leaf", fabric.leaf), ("spine", fabric.spine), ("core", fabric.core)) if model}
     for all_lengths, sites in groups:
         lengths = dict(all_lengths)
         attach = attach_cables(inputs, fabric, lengths.pop(ATTACH))
-        cage = {role: cage_speeds(inputs)[model] for role, model in
-                (("leaf", fabric.leaf), ("spine", fabric.spine), ("core", fabric.core)) if model}
         tiers = [("node_leaf", fabric.g0, lengths["node_leaf"], (cage["leaf"],))]
         if fabric.topology == "leaf_mesh" and fabric.tiers == 2:
             tiers.append(("leaf_leaf", fabric.g0, lengths["leaf_spine"], (cage["leaf"],)))
@@ -511,8 +511,8 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
     without cable propagation depends on the switches alone: a switch combination above max_latency is
     rejected once, before its fabrics are built."""
     switches = switch_rows(inputs)
-    proto = inputs.protocols.loc[protocol]
-    node = inputs.node_types.loc[inputs.project["node_type"]]
+    proto = inputs.protocols.loc[protocol].to_dict()  # read for every switch combination: plain dicts
+    node = inputs.node_types.loc[inputs.project["node_type"]].to_dict()
     speeds = lambda model: set(switches[model]["port_modes"])  # noqa: E731
     upper_roles = {1: (), 2: ("spine",), 3: ("spine", "core")}[tiers]
     if topology == "leaf_mesh" and tiers == 2:
