@@ -19,7 +19,15 @@ from designer.solve.greedy import greedy_plan
 from designer.solve.highs import Outcome, SolveOptions, run_highs
 from designer.solve.prepare import prepare_data
 from designer.solve.relaxation import Relaxation
-from designer.solve.start import greedy_start, guided_start, relaxation_start, restore, snapshot
+from designer.solve.start import (
+    FEW_FREE,
+    greedy_start,
+    guided_start,
+    lp_sites_first,
+    relaxation_start,
+    restore,
+    snapshot,
+)
 from models.network import COST_SCALE, build_model
 from tests.conftest import example_model
 
@@ -253,6 +261,15 @@ def test_the_plan_over_the_lps_sites_opens_them_first(instance):
     assert "houston" in opened
     assert not any(var.fixed for var in [*model.open.values(), *model.y.values()])
     assert guided_start(model, data, SolveOptions(), None, {"houston": 1.0}, opened) is None
+
+
+def test_the_lps_sites_come_first_when_few_are_fractional():
+    """The LP's sites are completed before the greedy plan over them when at most FEW_FREE are fractional (values
+    within 1e-6 of 0 or 1 count as whole, as relaxation_start fixes them)."""
+    whole = {"a": 1.0, "b": 0.0, "c": 1 - 1e-7, "d": 1e-7}
+    assert lp_sites_first(whole)
+    assert lp_sites_first(whole | {f"f{k}": 0.5 for k in range(FEW_FREE)})
+    assert not lp_sites_first(whole | {f"f{k}": 0.5 for k in range(FEW_FREE + 1)})
 
 
 def test_greedy_plan_opens_sites_within_the_rtt_limit_of_each_other(tmp_path):

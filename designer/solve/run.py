@@ -24,6 +24,7 @@ from designer.solve.start import (
     chosen_only,
     greedy_start,
     guided_start,
+    lp_sites_first,
     priced_start,
     relaxation_start,
     restore,
@@ -257,10 +258,12 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         say(f"LP relaxation: ${bound:,.0f} (HiGHS {relaxed.highs_seconds:.1f} s, {relaxed.seconds:.1f} s waited for)")
         setup = translation_seconds(model)
         relaxed_open = {s: model.open[s].value or 0.0 for s in model.S}
-        second_starts = (("the greedy plan over the LP relaxation's sites completed",
-                    lambda timed: guided_start(model, data, timed, budget(inputs), relaxed_open, tried)),
-                   ("the LP relaxation's sites completed",
-                    lambda timed: relaxation_start(model, timed, budget(inputs), tried, relaxed_open)))
+        second_starts = [("the greedy plan over the LP relaxation's sites completed",
+                          lambda timed: guided_start(model, data, timed, budget(inputs), relaxed_open, tried)),
+                         ("the LP relaxation's sites completed",
+                          lambda timed: relaxation_start(model, timed, budget(inputs), tried, relaxed_open))]
+        if lp_sites_first(relaxed_open):
+            second_starts.reverse()
         held = None  # the outcome whose values the model holds (the LP's open values or a completion's otherwise)
         for what, second in second_starts:
             timed = clock.left(options, setup)
