@@ -162,14 +162,14 @@ def write_node_map(sites: list[SiteNodes], path: Path) -> None:
             leaves = {leaf: (csv_text(leaf), csv_text(s.graph.nodes[leaf].get("su") or "")) for leaf in s.by_leaf}
             node_cells: dict[int, tuple[str, str]] = {}
 
-            def cells(node: int) -> tuple[str, str]:
+            def row(node: int, nic: int, leaf: str) -> list:
                 if node not in node_cells:
                     node_cells[node] = (csv_text(f"{s.prefix}-node-{node + 1:0{s.width}d}"),
                                         csv_text(floor.node_rack(node)))
-                return node_cells[node]
+                name, rack = node_cells[node]
+                return [site, name, nic + 1, nic // rails + 1, nic % rails + 1, *leaves[leaf], rack]
 
-            writer.writerows([site, *cells(node)[:1], nic + 1, nic // rails + 1, nic % rails + 1, *leaves[leaf],
-                              cells(node)[1]] for node, nic, leaf in s.nics)
+            writer.writerows(row(*nic) for nic in s.nics)
 
 
 def write_handoffs(solution: dict, graphs: list[nx.Graph], folder: Path) -> None:

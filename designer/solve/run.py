@@ -223,9 +223,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     leaves the best so far more than the gap above the optimum, the greedy plan over the LP's sites and the LP's
     sites completed (designer.solve.start; the LP solved beside the greedy completion, designer.solve.relaxation,
     so none without a greedy plan: HiGHS's root solves it first); the cheapest of them is the answer when the LP's
-    bound proves it
-    within the gap, else HiGHS's start, kept when HiGHS finds nothing better in time; failures raise with the
-    planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
+    bound proves it within the gap, else HiGHS's start, kept when HiGHS finds nothing better in time; failures raise
+    with the planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
     set_objective(model)
     first = len(outcomes)
     freed = list(model.open.values()) + list(model.y.values())

@@ -229,10 +229,16 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
 FEW_FREE = 3
 
 
+def whole_sites(relaxed: dict) -> dict:
+    """The sites the LP relaxation (``relaxed``: site -> open value) opens fully (1) or leaves closed (0), within 1e-6;
+    the others are its fractional ones."""
+    return {s: int(v >= 0.5) for s, v in relaxed.items() if v >= 1 - 1e-6 or v <= 1e-6}
+
+
 def lp_sites_first(relaxed: dict) -> bool:
     """Whether the LP relaxation's sites (``relaxed``: site -> open value) are completed before the greedy plan over
     them: at most FEW_FREE of them fractional."""
-    return sum(1e-6 < v < 1 - 1e-6 for v in relaxed.values()) <= FEW_FREE
+    return len(relaxed) - len(whole_sites(relaxed)) <= FEW_FREE
 
 
 def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: set | None,
@@ -248,7 +254,7 @@ def relaxation_start(model, options: SolveOptions, cutoff: float | None, tried: 
     (``tried``: its sites) the completion stops at its share, leaving the rest to HiGHS's search from that design;
     without one it may run past it while it has none (complete)."""
     value = relaxed if relaxed is not None else {s: model.open[s].value or 0.0 for s in model.S}
-    fixed = {s: int(v >= 0.5) for s, v in value.items() if v >= 1 - 1e-6 or v <= 1e-6}
+    fixed = whole_sites(value)
     if not fixed or (len(fixed) == len(value) and {s for s, v in fixed.items() if v} == tried):
         return None
     for s, v in fixed.items():
