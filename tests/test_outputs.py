@@ -131,24 +131,26 @@ def test_rail_only_drawn_and_measured_per_rail(rail_only):
     assert "cross the node's NVLink" in md or "crosses the node's NVLink" in md
 
 
-def test_cabling_rows_that_start_like_a_formula_are_quoted_in_any_batch():
+def test_cells_joined_by_hand_are_what_the_csv_module_writes():
+    """cabling.csv's rows are cells made once (export.csv_cell) joined by hand: the same text as csv.writer over the
+    escaped values (export.csv_text), whatever a cell holds, and nothing a spreadsheet would run."""
     import io
 
-    from designer.outputs.cabling import COLUMNS, LINKS, write_rows
-    plain = ["dc", "dc-leaf-01", "p1", "whole cage", "dc-spine-01", "p1", "whole cage", 400, "item", "aoc", 10.0,
-             "in-row", 1, "dc-r01-01", "dc-net-spine", "dc-c0000001"]
-    hostile = list(plain)
-    hostile[0], hostile[8], hostile[LINKS] = "=cmd", "@SUM(A1)", 3
-    quoted = list(plain)
-    quoted[8] = "a, -b"  # no cell starts like a formula, though ", -" follows a comma in the text
-    rows = [plain] * 5 + [hostile] + [quoted] * 3
+    from designer.outputs.cabling import csv_line, write_lines
+    from designer.outputs.export import FORMULA_STARTS, csv_cell, csv_suffixed, csv_text
+    values = ["dc", "=cmd", "@SUM(A1)", "a, -b", 'say "hi"', "two\nlines", "\rcr", "-1", "+x", "", None, 400, 10.0,
+              0.1 + 0.2, 1e-7, -3, "dc-leaf-01", "p1/2", "tab\there"]
+    rows = [values, list(reversed(values))]
     out = io.StringIO()
-    assert write_rows(out, rows, batch=4) == 5 + 3 + 3
+    write_lines(out, (csv_line([csv_cell(v) for v in row]) for row in rows), batch=1)
+    expected = io.StringIO()
+    csv.writer(expected).writerows([[csv_text(v) for v in row] for row in rows])
+    assert out.getvalue() == expected.getvalue()
     read = list(csv.reader(io.StringIO(out.getvalue())))
-    assert len(read) == len(rows) and all(len(r) == len(COLUMNS) for r in read)
-    assert read[5][0] == "'=cmd" and read[5][8] == "'@SUM(A1)"
-    assert read[6][8] == "a, -b" and read[0] == read[4] == [str(v) for v in plain]
-    assert not any(cell[:1] in "=+-@\t\r" for row in read for cell in row)
+    assert read[0][1] == "'=cmd" and read[0][3] == "a, -b" and read[0][5] == "two\nlines"
+    assert not any(cell.startswith(FORMULA_STARTS) for cell, v in zip(read[0], values) if isinstance(v, str))
+    for head in ("dc", "a,b", 'q"', "=x", "-dc"):
+        assert csv_suffixed(csv_cell(head + "-c"), "0000042") == csv_cell(head + "-c0000042")
 
 
 @pytest.mark.parametrize("case", ["plain", "escaped", "signed zeros", "bool", "no data"])

@@ -6,6 +6,7 @@ Hand-built designs use a switch of 4 x 800G cages (``4x800,8x400,16x200``) and o
 from __future__ import annotations
 
 import copy
+import csv
 from types import SimpleNamespace
 
 import pandas as pd
@@ -46,11 +47,16 @@ def leaf_spine(nodes: int, leaves: int, spines: int, down: tuple[int, int], up: 
                                   {"name": SPLITTER, "kind": "dac", "links_per_module": 2}]}}
 
 
+def cabling_rows(graph, design) -> list[list[str]]:
+    """cabling.csv's rows of a site's fabric (no grouping) as a CSV reader reads them."""
+    return list(csv.reader(fabric_rows(graph, design, group=False)))
+
+
 def test_cabling_names_cages_and_lanes():
     design = leaf_spine(8, 2, 2, (4, 400), (4, 400), (8, 400))
     graph = build_site_graph("dc", design)
     rows = [dict(zip(("device", "port", "share", "peer", "peer_port", "peer_share"), r[1:7]))
-            for r in fabric_rows(graph, design, group=False)]
+            for r in cabling_rows(graph, design)]
     leaf = [(r["port"], r["peer_port"]) for r in rows if "dc-leaf-01" in (r["device"], r["peer"])]
     # 4 NICs on lanes of cages 1 and 2, the 4 uplinks after them (same speed) on cages 3 and 4
     assert leaf == [("p1", "p1/1"), ("p1", "p1/2"), ("p1", "p2/1"), ("p1", "p2/2"),
@@ -62,11 +68,26 @@ def test_cabling_names_cages_and_lanes():
     assert check_ports(design["sites"][0], graph, Catalog(design["inputs"]), design) == []
 
 
+def test_a_plan_past_group_above_lists_a_leafs_nics_on_one_row():
+    """Past GROUP_ABOVE links, the NICs on one leaf share a row (``<leaf>-nodes``, the leaf's port range, links =
+    NICs, the racks they span); the switch links are listed as before."""
+    design = leaf_spine(8, 2, 2, (4, 400), (4, 400), (8, 400))
+    graph = build_site_graph("dc", design)
+    grouped = list(csv.reader(fabric_rows(graph, design, group=True)))
+    nics = [r for r in grouped if r[1].endswith("-nodes")]
+    assert [(r[1], r[4], r[5], r[12], r[13]) for r in nics] == [
+        ("dc-leaf-01-nodes", "dc-leaf-01", "p1/1-p2/2", "4", "dc-r01-01..dc-r01-04"),
+        ("dc-leaf-02-nodes", "dc-leaf-02", "p1/1-p2/2", "4", "dc-r01-05..dc-r01-08")]
+    single = cabling_rows(graph, design)
+    assert [r[1:15] for r in grouped if r not in nics] == [r[1:15] for r in single if "-node-" not in r[1]]
+    assert sum(int(r[12]) for r in grouped) == len(single)
+
+
 def test_uplinks_at_another_speed_start_on_the_next_cage():
     # 3 x 400G down take cage 1 and half of cage 2; 8 x 200G up start at cage 3: 4 lanes a cage
     design = leaf_spine(3, 1, 2, (3, 400), (8, 200), (16, 200))
     graph = build_site_graph("dc", design)
-    ups = [r[2] for r in fabric_rows(graph, design, group=False) if r[1] == "dc-leaf-01"]
+    ups = [r[2] for r in cabling_rows(graph, design) if r[1] == "dc-leaf-01"]
     assert ups == ["p3/1", "p3/2", "p3/3", "p3/4", "p4/1", "p4/2", "p4/3", "p4/4"]
     assert check_ports(design["sites"][0], graph, Catalog(design["inputs"]), design) == []
 
@@ -208,5 +229,5 @@ def test_a_single_link_module_on_a_lane_is_a_breakout():
     design["sites"][0]["fabric_links"][1]["item"] = "200G QSFP56 SR4"
     design["inputs"]["optics"] = [{"name": "200G QSFP56 SR4", "kind": "transceiver", "links_per_module": 1}]
     graph = build_site_graph("dc", design)
-    shares = {(r[3], r[6]) for r in fabric_rows(graph, design, group=False) if r[1] == "dc-leaf-01"}
+    shares = {(r[3], r[6]) for r in cabling_rows(graph, design) if r[1] == "dc-leaf-01"}
     assert shares == {("1:4 breakout, 1 link(s) a module", "1:4 breakout, 1 link(s) a module")}

