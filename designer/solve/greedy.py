@@ -21,6 +21,9 @@ class Greedy:
     links: list = field(default_factory=list)  # (a, b, coherent, waves, pairs)
     reason: str = ""
     seconds: float = 0.0
+    #: no design only because its cost is above budget_usd: ``sites`` is a whole plan whose choice of sites and modes
+    #: a model may still complete within the budget (designer.solve.start)
+    over_budget: bool = False
 
 
 def _ceil(a, b):
@@ -393,6 +396,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None, prefer: di
             total += site_usd
         budget_usd = p.get("budget_usd")
         if budget_usd is not None and total > float(budget_usd) * (1 + 1e-9):
-            return Greedy(None, plan, links, reason="above budget_usd", seconds=time.perf_counter() - start)
+            return Greedy(None, plan, links, reason="above budget_usd", seconds=time.perf_counter() - start,
+                          over_budget=True)
         return Greedy(total, plan, links, seconds=time.perf_counter() - start)
     return Greedy(None, reason="DCI power reservation did not settle", seconds=time.perf_counter() - start)
