@@ -164,7 +164,7 @@ def test_floor_plan_groups_racks_by_what_serves_them(tmp_path):
     site = opened(design(tmp_path, floor_book(32, nodes_per_rack=2)))["s1"]
     plan = floor_plan(site)
     assert (plan["racks"], plan["rows"], plan["per_rack"], plan["group"], plan["floor_rows"]) == (2, 1, 2, [0, 0], 2)
-    assert plots.data_uri(plots.floor_figure(site)).startswith("data:image/png;base64,")
+    assert plots.data_uri(plots.floor_figure(site)).startswith("data:image/svg+xml;base64,")
 
 
 def test_rail_units_shade_the_floor():

@@ -26,7 +26,7 @@ EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
 SECTIONS = ["summary", "cost", "power", "map", "sites", "resilience", "communication", "constraints", "modes", "bom",
             "provenance"]
 WORKLOAD = {"model_params_billion": 1, "step_compute_ms": 500, "grad_accum_steps": 4, "max_comm_fraction": 0.5}
-IMG = re.compile(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+IMG = re.compile(r'<img [^>]*src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
 EXTERNAL = re.compile(r'''(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//''', re.I)
 
 
@@ -61,7 +61,7 @@ def test_every_section_is_there(solved):
     assert html.count(total) >= 2  # the summary card and the BOM total
 
 
-def test_figures_are_embedded_pngs(solved):
+def test_figures_are_embedded_svgs(solved):
     """Cost, power, map and communication; per site its fabric, floor, network racks (its DCI routers) and latency,
     each drawn once for the sites it is alike at: the pair's two sites are the same but for their names, so site b
     shows a's four."""
@@ -72,7 +72,9 @@ def test_figures_are_embedded_pngs(solved):
     for what in ("Fabric diagram", "Floor plan", "Network racks", "Latency budget"):
         assert html.count(f"{what}: the same as a's above.") == 1, what
     for data in images:
-        assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
+        svg = base64.b64decode(data)
+        assert svg.startswith(b"<?xml") and b"<svg " in svg and b"</svg>" in svg
+        assert b"href=\"http" not in svg  # nothing fetched
     assert "figure could not be drawn" not in html
 
 
