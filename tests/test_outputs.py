@@ -180,3 +180,32 @@ def test_graphml_is_networkx_byte_for_byte(tmp_path, case):
     nx.write_graphml(graph, tmp_path / "networkx.graphml")
     write_graphml(graph, tmp_path / "ours.graphml")
     assert (tmp_path / "ours.graphml").read_bytes() == (tmp_path / "networkx.graphml").read_bytes()
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_fabric_graphml_of_several_sites_is_their_union_as_networkx_writes_it(tmp_path, shared):
+    """fabric.graphml lists the sites' graphs one after another without building the graph of them all: the bytes
+    networkx writes for that graph, edges added in an order other than the one they are listed in; a device name two
+    sites share (networkx merges the two) goes to networkx itself."""
+    import networkx as nx
+
+    from designer.outputs.cabling import GRAPHML_EDGE, GRAPHML_NODE, write_graphml
+
+    graphs = []
+    for site in ("a", "b"):
+        g = nx.Graph(site=site)
+        for n in ("spine", "leaf-2", "leaf-1"):
+            g.add_node(f"{site}-{n}", role=n.split("-")[0], model="m", ports=4, site=site, plane=1, down_ports=2)
+        if shared:
+            g.add_node("dci", role="dci", model="r", ports=1, site=site)
+            g.add_edge(f"{site}-leaf-1", "dci", count=1, gbps=800, tier="dci", item="zr", length_m=1.5)
+        for leaf in ("leaf-1", "leaf-2"):
+            g.add_edge(f"{site}-spine", f"{site}-{leaf}", count=2, gbps=400, tier="leaf_spine", item="x", length_m=30.0)
+        graphs.append(g)
+    whole = nx.Graph(name="pair")
+    for g in graphs:
+        whole.add_nodes_from((n, {k: v for k, v in d.items() if k in GRAPHML_NODE}) for n, d in g.nodes(data=True))
+        whole.add_edges_from((u, v, {k: d[k] for k in GRAPHML_EDGE}) for u, v, d in g.edges(data=True))
+    nx.write_graphml(whole, tmp_path / "networkx.graphml")
+    write_graphml({"name": "pair"}, tmp_path / "ours.graphml", graphs)
+    assert (tmp_path / "ours.graphml").read_bytes() == (tmp_path / "networkx.graphml").read_bytes()

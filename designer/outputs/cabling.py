@@ -44,6 +44,7 @@ from designer.audit.fabric import (
 from designer.audit.flows import RANK
 from designer.outputs.export import csv_cell, csv_suffixed
 from designer.outputs.graphml import write_graphml as write_graphml_file
+from designer.outputs.graphml import write_parts
 
 COLUMNS = ["site", "device", "port", "cage_share", "peer_device", "peer_port", "peer_cage_share", "speed_gbps",
            "item", "kind", "length_m", "length_class", "links", "rack", "peer_rack", "cable_id"]
@@ -325,8 +326,17 @@ def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
     """The sites' fabrics as one switch-level graph (endpoint groups included) in GraphML, with the
     attributes a graph tool needs (cable kind and length follow from ``item`` and ``tier``)."""
     graphs = site_graphs(solution) if graphs is None else graphs
-    whole = nx.Graph(name=str(solution.get("name", "")))
-    for graph in graphs:
-        whole.add_nodes_from((n, {k: v for k, v in d.items() if k in GRAPHML_NODE}) for n, d in graph.nodes(data=True))
-        whole.add_edges_from((u, v, {k: d[k] for k in GRAPHML_EDGE}) for u, v, d in graph.edges(data=True))
-    write_graphml_file(whole, path)
+    attributes = {"name": str(solution.get("name", ""))}
+    nodes = [(n, {k: v for k, v in d.items() if k in GRAPHML_NODE}) for g in graphs for n, d in g.nodes(data=True)]
+    edges = [(u, v, {k: d[k] for k in GRAPHML_EDGE}) for g in graphs for u, v, d in g.edges(data=True)]
+
+    def whole() -> nx.Graph:
+        graph = nx.Graph(**attributes)
+        graph.add_nodes_from(nodes)
+        graph.add_edges_from(edges)
+        return graph
+
+    if len({n for n, _ in nodes}) < len(nodes):  # sites sharing a device name: networkx merges them
+        write_graphml_file(whole(), path)
+    else:  # the sites' graphs listed one after another, as the graph of them all lists its nodes and edges
+        write_parts(attributes, nodes, edges, path, whole)
