@@ -83,6 +83,16 @@ def test_a_plan_past_group_above_lists_a_leafs_nics_on_one_row():
     assert sum(int(r[12]) for r in grouped) == len(single)
 
 
+def test_a_link_speed_the_switch_does_not_offer_is_reported_once_a_switch():
+    """check_ports names each switch running a speed none of its port modes has, once per switch and speed (the
+    first five, sorted), and says nothing of the speeds it has."""
+    design = leaf_spine(8, 2, 2, (4, 400), (4, 100), (8, 100))  # uplinks at 100G: 800, 400 and 200G on offer
+    graph = build_site_graph("dc", design)
+    found = check_ports(design["sites"][0], graph, Catalog(design["inputs"]), design)
+    assert [m for m in found if "port modes" in m] == [f"dc: dc-{n} (s) runs 100G links but its port modes are {SMALL}"
+                     for n in ("leaf-01", "leaf-02", "spine-01", "spine-02")]
+
+
 def test_uplinks_at_another_speed_start_on_the_next_cage():
     # 3 x 400G down take cage 1 and half of cage 2; 8 x 200G up start at cage 3: 4 lanes a cage
     design = leaf_spine(3, 1, 2, (3, 400), (8, 200), (16, 200))

@@ -132,17 +132,18 @@ def check_ports(entry, graph, cat, design) -> list[str]:
     for n, d in graph.nodes(data=True):
         if d["role"] == "endpoints":
             continue
-        used = sum(e["count"] * e["gbps"] for e in graph.adj[n].values())
+        links = graph.adj[n].values()
+        used = sum(e["count"] * e["gbps"] for e in links)
         pool = cat.pool_gbps(d["model"])
         if used > pool + 1e-9:
             over[d["role"]].append((used - pool, n, used, pool))
         cages = cages_used(graph, n, cat)
         if cages > cat.cages(d["model"]):
             full[d["role"]].append((cages - cat.cages(d["model"]), n, cages))
-        for e in graph.adj[n].values():
-            if e["gbps"] not in cat.speeds(d["model"]):
-                speeds.add(f"{entry['name']}: {n} ({d['model']}) runs {e['gbps']}G links but its port modes are "
-                           f"{cat.switches[d['model']]['port_modes']}")
+        offered = cat.speeds(d["model"])
+        for gbps in {e["gbps"] for e in links} - offered:
+            speeds.add(f"{entry['name']}: {n} ({d['model']}) runs {gbps}G links but its port modes are "
+                       f"{cat.switches[d['model']]['port_modes']}")
     out = sorted(speeds)[:5]
     for role, rows in over.items():
         excess, n, used, pool = max(rows)
@@ -345,7 +346,9 @@ def count_device_items(graph, cat) -> tuple[Counter, Counter]:
                 items[high, item] += count
         else:
             if not cable:  # a splitter cable is counted at its switch end only
-                ends[tier, item, None].update(lows)
+                at = ends[tier, item, None]
+                for d, n in lows.items():  # Counter.update's own loop, without its call and Mapping check per link
+                    at[d] += n
             pooled = tier == "node_leaf" or (three and tier != "leaf_leaf")
             ends[tier, item, graph.nodes[high]["role"] if pooled else None][high] += e["count"]
     for (tier, item, pool), at in ends.items():
