@@ -136,8 +136,8 @@ def test_cells_joined_by_hand_are_what_the_csv_module_writes():
     escaped values (export.csv_text), whatever a cell holds, and nothing a spreadsheet would run."""
     import io
 
-    from designer.outputs.cabling import csv_line, write_lines
-    from designer.outputs.export import FORMULA_STARTS, csv_cell, csv_suffixed, csv_text
+    from designer.outputs.cabling import write_lines
+    from designer.outputs.export import FORMULA_STARTS, csv_cell, csv_line, csv_suffixed, csv_text
     values = ["dc", "=cmd", "@SUM(A1)", "a, -b", 'say "hi"', "two\nlines", "\rcr", "-1", "+x", "", None, 400, 10.0,
               0.1 + 0.2, 1e-7, -3, "dc-leaf-01", "p1/2", "tab\there"]
     rows = [values, list(reversed(values))]

@@ -42,13 +42,12 @@ from designer.audit.fabric import (
     site_graph,
 )
 from designer.audit.flows import RANK
-from designer.outputs.export import csv_cell, csv_suffixed
+from designer.outputs.export import csv_cell, csv_line, csv_suffixed
 from designer.outputs.graphml import write_graphml as write_graphml_file
 from designer.outputs.graphml import write_parts
 
 COLUMNS = ["site", "device", "port", "cage_share", "peer_device", "peer_port", "peer_cage_share", "speed_gbps",
            "item", "kind", "length_m", "length_class", "links", "rack", "peer_rack", "cable_id"]
-LINKS = COLUMNS.index("links")
 RAIL = ("rail_optimized", "rail_only")  # topologies whose leaves serve one NIC of each node (a rail)
 GROUP_ABOVE = 2_000_000
 GRAPHML_NODE = ("role", "model", "ports", "site", "plane", "network", "pod", "rail", "su")
@@ -73,12 +72,7 @@ def write_cabling(solution: dict, path: Path, graphs: list[nx.Graph] | None = No
         handle.write(csv_line([csv_cell(c) for c in COLUMNS]))
         for graph in graphs:
             write_lines(handle, fabric_rows(graph, solution, group))
-        write_lines(handle, map(csv_line, coherent_rows(solution)))
-
-
-def csv_line(cells: list[str]) -> str:
-    """A row of cell texts as a CSV line."""
-    return ",".join(cells) + "\r\n"
+        write_lines(handle, coherent_rows(solution))
 
 
 def write_lines(handle, lines, batch: int = 20_000) -> None:
@@ -296,8 +290,8 @@ def attachment_links(graph: nx.Graph, entry: dict, solution: dict, cat: Catalog)
 
 
 def coherent_rows(solution: dict):
-    """One row per wavelength (or gray link): a DCI module in a router port at each end of the route, from each
-    site's RouterPorts (the line side at the module's speed)."""
+    """The CSV line of each wavelength (or gray link): a DCI module in a router port at each end of the route, from
+    each site's RouterPorts (the line side at the module's speed)."""
     cat = catalog(solution)
     ports = {s["name"]: RouterPorts(s, cat) for s in solution["sites"] if s["open"]}
 
@@ -316,10 +310,10 @@ def coherent_rows(solution: dict):
         metres = d["distance_km"] * 1000
         for k in range(d["wavelengths"]):
             (ra, pa, sa), (rb, pb, sb) = port(a, gbps), port(b, gbps)
-            yield [csv_cell(v) for v in (f"{a}--{b}", ra, pa, sa, rb, pb, sb, gbps, d["coherent_model"],
-                                         d["optic_kind"], metres, length_class(metres), 1,
-                                         f"{device_prefix(a)}-net-dci", f"{device_prefix(b)}-net-dci",
-                                         f"{device_prefix(a)}--{device_prefix(b)}-w{k + 1:05d}")]
+            yield csv_line([csv_cell(v) for v in (f"{a}--{b}", ra, pa, sa, rb, pb, sb, gbps, d["coherent_model"],
+                                                  d["optic_kind"], metres, length_class(metres), 1,
+                                                  f"{device_prefix(a)}-net-dci", f"{device_prefix(b)}-net-dci",
+                                                  f"{device_prefix(a)}--{device_prefix(b)}-w{k + 1:05d}")])
 
 
 def write_graphml(solution: dict, path: Path, graphs: list[nx.Graph] | None = None) -> None:

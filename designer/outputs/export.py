@@ -237,6 +237,11 @@ def csv_cell(value) -> str:
     return text
 
 
+def csv_line(cells: list[str]) -> str:
+    """A row of cell texts (csv_cell's) as a CSV line, ended CRLF as the csv module ends it."""
+    return ",".join(cells) + "\r\n"
+
+
 def csv_suffixed(cell: str, tail: str) -> str:
     """``csv_cell(text + tail)`` from ``cell = csv_cell(text)`` (text not empty) and a ``tail`` without a character
     to quote: numbered names (``<site>-c0000001``) from their prefix's cell."""

@@ -25,8 +25,8 @@ from pathlib import Path
 import networkx as nx
 
 from designer.audit.fabric import device_prefix, members
-from designer.outputs.cabling import RAIL, Floor, csv_line
-from designer.outputs.export import csv_cell, csv_suffixed
+from designer.outputs.cabling import RAIL, Floor
+from designer.outputs.export import csv_cell, csv_line, csv_suffixed
 
 NODE_COLUMNS = ["site", "node", "nic", "plane", "rail", "leaf", "scalable_unit", "rack"]
 
