@@ -263,6 +263,20 @@ def test_the_plan_over_the_lps_sites_opens_them_first(instance):
     assert guided_start(model, data, SolveOptions(), None, {"houston": 1.0}, opened) is None
 
 
+def test_a_plan_above_the_budget_by_its_own_sizing_is_still_completed():
+    """The default example's greedy plan costs more than its $4.28B budget by the planner's own sizing (no plan, over
+    budget only); the model completes its sites and modes within the budget (HiGHS places the nodes), a start the
+    solve had dropped; the same plan with a budget below the proven optimum has no completion."""
+    inputs, data, model = example_model("default")
+    budget = float(inputs.project["budget_usd"])
+    plan = greedy_plan(inputs, data.modes, inter=data.inter)
+    assert plan.cost is None and plan.over_budget and plan.sites
+    found = greedy_start(model, data, SolveOptions(), budget)
+    assert found is not None and found.objective <= budget
+    assert {s for s in model.S if round(model.open[s].value) == 1} == set(plan.sites)
+    assert greedy_start(model, data, SolveOptions(), 4.2e9) is None  # below the optimum, $4,268.75M
+
+
 def test_the_lps_sites_come_first_when_few_are_fractional():
     """The LP's sites are completed before the greedy plan over them when at most FEW_FREE are fractional (values
     within 1e-6 of 0 or 1 count as whole, as relaxation_start fixes them)."""
