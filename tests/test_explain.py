@@ -18,7 +18,8 @@ from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
 from designer.solve.alternatives import alternatives
 from designer.solve.resolve import with_project, with_site
-from designer.solve.run import solve
+from designer.solve.prepare import at_most, prepare_data
+from designer.solve.run import SolveOptions, budget_sets_latency, solve
 from designer.solve.sensitivity import mark_constraints, sensitivity
 
 TOL = 2e-4  # two MIP gaps
@@ -84,6 +85,18 @@ def with_fast_switch(tmp_path, **project):
     tables = book(128, **project)
     tables["switches"].append(dict(SW64, model="sw64fast", latency_ns=50, price_usd=50_000))
     return load_inputs(write_workbook(tmp_path / "fast.xlsx", tables))
+
+
+def test_a_faster_level_whose_modes_cannot_hold_the_job_sets_no_latency_without_a_solve():
+    """min_latency with a budget: the budget sets the latency only where the next faster level has a design; a level
+    whose modes hold fewer GPUs than required has none, said without a HiGHS run (the default example's faster
+    levels: 32,768 GPUs at most)."""
+    inputs = load_inputs(cli.DEFAULT_WORKBOOK)
+    data = prepare_data(inputs, by_latency=True)
+    level = min(mode.latency_us for mode in data.modes)
+    assert 0 < at_most(data, level).most_gpus() < int(inputs.project["gpus_required"])
+    outcomes = []
+    assert budget_sets_latency(data, level, SolveOptions(), outcomes) is False and outcomes == []
 
 
 def test_what_a_latency_limit_costs_is_what_lifting_it_saves(tmp_path):

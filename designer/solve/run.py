@@ -356,10 +356,12 @@ def least_latency(inputs, levels: list[float], options: SolveOptions, clock: Clo
 
 def budget_sets_latency(levels_data: ModelData, level: float, options: SolveOptions, outcomes: list) -> bool | None:
     """min_latency: whether a design at ``level`` (the next latency level below the answer's) exists without the
-    budget: then the budget, whatever its slack, is what sets the latency. None when the probe found no verdict.
-    ``levels_data`` as for least_latency (the model holds no budget row: it is a cutoff, not given here)."""
+    budget: then the budget, whatever its slack, is what sets the latency. None when the probe found no verdict. No
+    design, and no solve, where the level's modes cannot hold gpus_required (ModelData.most_gpus, as least_latency
+    rules levels out). ``levels_data`` as for least_latency (the model holds no budget row: it is a cutoff, not given
+    here)."""
     capped = at_most(levels_data, level)
-    if not capped.modes:
+    if not capped.modes or capped.most_gpus() < int(levels_data.inputs.project["gpus_required"]):
         return False
     model = build_model(capped)
     set_objective(model)
