@@ -277,6 +277,35 @@ def test_a_plan_above_the_budget_by_its_own_sizing_is_still_completed():
     assert greedy_start(model, data, SolveOptions(), 4.2e9) is None  # below the optimum, $4,268.75M
 
 
+@pytest.mark.parametrize("lp_starts", [True, False])
+def test_an_lp_solved_here_comes_first_and_the_greedy_plan_is_completed_below_its_starts(monkeypatch, lp_starts):
+    """A model whose LP is solved here at once (the default example) has its LP's starts completed first, then the
+    greedy plan under the cutoff of the best design in hand, so it only adds a design below it (here none: its
+    completion's bound is above the LP's sites completed); the solve's optimum is the same. Where the LP's starts find
+    nothing, the greedy plan is completed under the budget alone, the answer as before."""
+    inputs = load_inputs(EXAMPLE.with_name("default.xlsx"))
+    budget = float(inputs.project["budget_usd"])
+    calls = []
+
+    def recorded(name, make):
+        def record(*args, **kwargs):
+            found = make(*args, **kwargs) if lp_starts or name == "greedy" else None
+            calls.append((name, args[3] if name != "lp_sites" else args[2], found))
+            return found
+        return record
+
+    monkeypatch.setattr(run, "greedy_start", recorded("greedy", greedy_start))
+    monkeypatch.setattr(run, "guided_start", recorded("guided", guided_start))
+    monkeypatch.setattr(run, "relaxation_start", recorded("lp_sites", relaxation_start))
+    solution = run.solve(inputs, SolveOptions())
+    assert solution["status"] == "optimal" and solution["objective_usd"] == pytest.approx(4_268_753_464, rel=1e-4)
+    assert calls[-1][0] == "greedy" and [name for name, _, _ in calls].count("greedy") == 1
+    lp_found = [found.objective for name, _, found in calls if name != "greedy" and found is not None]
+    assert bool(lp_found) == lp_starts
+    assert calls[-1][1] == (min(lp_found) if lp_starts else budget)
+    assert (calls[-1][2] is None) == lp_starts
+
+
 def test_the_lps_sites_come_first_when_few_are_fractional():
     """The LP's sites are completed before the greedy plan over them when at most FEW_FREE are fractional (values
     within 1e-6 of 0 or 1 count as whole, as relaxation_start fixes them)."""

@@ -3,8 +3,9 @@ bounds every design of the model from below (the budget row aside, which only ra
 decisions guide a second start (designer.solve.start.relaxation_start). The LP is the one the completion's run
 translated (GuardedHighs ``translated``: fixed variables stay columns), with the bounds of the decisions the plan
 fixed put back; it goes to the second process as a HiGHS run of its own (designer.solve.process); a small LP is
-solved at once in this process (BESIDE_COLUMNS). On two cores the two solves overlap: 50 candidate sites, 1M GPUs,
-the completion 11-12 s of HiGHS and the LP 10-13 s, 31 s one after the other, 15 s side by side.
+solved at once in this process (BESIDE_COLUMNS), before any start (Relaxation.launch_here). On two cores the two
+solves overlap: 50 candidate sites, 1M GPUs, the completion 11-12 s of HiGHS and the LP 10-13 s, 31 s one after the
+other, 15 s side by side.
 """
 
 from __future__ import annotations
@@ -75,6 +76,17 @@ class Relaxation:
             self.process = HighsProcess(lp.getLp(), LP_OPTIONS | {"threads": 1}, columns=wanted, ends=self.ends)
         except OSError:
             self.process = None
+
+    def launch_here(self) -> bool:
+        """Launch the LP now when it is solved here at once (fewer than BESIDE_COLUMNS columns), before any start: True
+        then; else (False) nothing is launched, and the greedy completion's translation launches it in its process."""
+        from designer.solve.highs import translate
+
+        translated, columns = translate(self.model)
+        if translated.getNumCol() >= BESIDE_COLUMNS:
+            return False
+        self.launch(translated, columns)
+        return True
 
     def result(self):
         """The LP's Outcome (status optimal with its cost as ``bound``; its values of ``model.open`` put in the

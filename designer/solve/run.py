@@ -224,21 +224,30 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     sites completed (designer.solve.start; the LP solved beside the greedy completion, designer.solve.relaxation,
     so none without a greedy plan: HiGHS's root solves it first); the cheapest of them is the answer when the LP's
     bound proves it within the gap, else HiGHS's start, kept when HiGHS finds nothing better in time; failures raise
-    with the planner's reason (and, with ``diagnose``, the elastic diagnosis)."""
+    with the planner's reason (and, with ``diagnose``, the elastic diagnosis).
+
+    An LP small enough to be solved here at once (Relaxation.launch_here) comes first: the LP's starts, then the greedy
+    plan, each completed only for a design below the best in hand (its cutoff; ``below``), so a completion that cannot
+    beat it ends as soon as its bound says so. The default example: the LP's sites completed ($4,268.90M in 0.5 s),
+    then the greedy plan, whose completion's root bound ($4,270.4M) ends it in 0.06 s, where it had first taken 0.5 s.
+    The LP's starts then stop at their share of the time limit (``tried`` empty): the greedy plan is the floor."""
     set_objective(model)
     first = len(outcomes)
     freed = list(model.open.values()) + list(model.y.values())
     with Relaxation(model, freed, clock.ends, COST_SCALE) as lp:
         timed = clock.left(options)  # None: the limit is used up (min_latency's probes), no start and no LP
+        lp_first = timed is not None and not chosen_only(model) and lp.launch_here()
         ahead: list = []  # the whole model translated while its chosen pairs' completion runs apart (priced_start's)
         start = greedy_start(model, data, timed, budget(inputs), translated=lp.launch,
-                             meanwhile=lambda: ahead.append(translate(model))) if timed else None
+                             meanwhile=lambda: ahead.append(translate(model))) if timed and not lp_first else None
         values = None
         if start is not None:
             outcomes.append(start)
             values = snapshot(model)
             say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
         tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
+        if lp_first:  # no design in hand yet, but the greedy plan follows: the LP's starts stop at their share
+            tried = set()
         relaxed = lp.result()  # the LP's values of the sites are now in the model
     bound, near = None, None
     if relaxed is None and start is not None and chosen_only(model) and clock.left(options):
@@ -258,9 +267,9 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
         setup = translation_seconds(model)
         relaxed_open = {s: model.open[s].value or 0.0 for s in model.S}
         second_starts = [("the greedy plan over the LP relaxation's sites completed",
-                          lambda timed: guided_start(model, data, timed, budget(inputs), relaxed_open, tried)),
+                          lambda timed, cut: guided_start(model, data, timed, cut, relaxed_open, tried)),
                          ("the LP relaxation's sites completed",
-                          lambda timed: relaxation_start(model, timed, budget(inputs), tried, relaxed_open))]
+                          lambda timed, cut: relaxation_start(model, timed, cut, tried, relaxed_open))]
         if lp_sites_first(relaxed_open):
             second_starts.reverse()
         held = None  # the outcome whose values the model holds (the LP's open values or a completion's otherwise)
@@ -268,7 +277,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
             timed = clock.left(options, setup)
             if settled(start, bound, options.mip_gap, True) is not None or timed is None:
                 break
-            found = second(timed)
+            found = second(timed, below(budget(inputs), start) if lp_first else budget(inputs))
             if found is None:
                 continue
             outcomes.append(found)
@@ -277,6 +286,21 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
             if start is None or found.objective < start.objective:
                 start, values = found, snapshot(model)
         if values is not None and start is not held:
+            restore(model, values)
+    # the greedy plan last where the LP's starts came first, for a design below theirs; without one in hand, whatever
+    # the translation may take (it is the floor the solve returns, as the first start is otherwise)
+    timed = clock.left(options, translation_seconds(model) if start is not None else 0.0)
+    if lp_first and timed is not None:
+        cut = below(budget(inputs), start)
+        found = greedy_start(model, data, timed, cut)
+        if found is not None:
+            outcomes.append(found)
+            say(f"greedy start: ${found.objective:,.0f} ({found.seconds:.1f} s)")
+            if start is None or found.objective < start.objective:
+                start, values = found, snapshot(model)
+        elif start is not None:
+            say(f"greedy start: no design below ${cut:,.0f}")
+        if values is not None and start is not found:  # the plan's fixings, or its worse design, left in the model
             restore(model, values)
     answer = settled(start, bound, options.mip_gap, clock.left(options, translation_seconds(model)) is not None)
     if answer is not None:
@@ -299,6 +323,13 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     if outcome.status in ("infeasible", "no_solution", "failed"):
         handle_failure(inputs, data, outcome, options)
     return outcome
+
+
+def below(cutoff: float | None, start: Outcome | None) -> float | None:
+    """What a further start is completed under: the budget, or the cost of the design in hand where it is lower."""
+    if start is None:
+        return cutoff
+    return start.objective if cutoff is None else min(cutoff, start.objective)
 
 
 def design_latency(model, data: ModelData) -> float:
