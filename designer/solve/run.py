@@ -245,9 +245,11 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
             outcomes.append(start)
             values = snapshot(model)
             say(f"greedy start: ${start.objective:,.0f} ({start.seconds:.1f} s)")
-        tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5} if start is not None else None
-        if lp_first:  # no design in hand yet, but the greedy plan follows: the LP's starts stop at their share
-            tried = set()
+        # the sites of the design in hand (a later start opening just those is skipped); none where the LP came first,
+        # but the greedy plan follows as the floor, so the LP's starts stop at their share (an empty set, not None)
+        tried = set() if lp_first else None
+        if start is not None:
+            tried = {s for s in model.S if (model.open[s].value or 0.0) > 0.5}
         relaxed = lp.result()  # the LP's values of the sites are now in the model
     bound, near = None, None
     if relaxed is None and start is not None and chosen_only(model) and clock.left(options):
