@@ -291,8 +291,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
             restore(model, values)
     # the greedy plan last where the LP's starts came first, for a design below theirs; without one in hand, whatever
     # the translation may take (it is the floor the solve returns, as the first start is otherwise)
-    timed = clock.left(options, translation_seconds(model) if start is not None else 0.0)
-    if lp_first and timed is not None:
+    timed = clock.left(options, translation_seconds(model) if start is not None else 0.0) if lp_first else None
+    if timed is not None:
         cut = below(budget(inputs), start)
         found = greedy_start(model, data, timed, cut)
         if found is not None:
