@@ -424,16 +424,17 @@ def test_work_meanwhile_sends_a_run_of_any_size_apart_and_runs_beside_it(monkeyp
 
 def test_a_process_past_its_deadline_is_stopped_and_the_start_kept(monkeypatch, instance):
     """--time-limit is a wall-clock promise whatever HiGHS does: a run in its own process that has not ended by
-    its deadline (here the main run's process sleeps; the greedy completion's runs for real) is stopped there, and
-    the solve returns the greedy design, unproven, with the LP relaxation's bound, within the limit and GUARD."""
+    its deadline (here the main run's process, presolve off, sleeps; the greedy completion's, presolve on, runs for
+    real) is stopped there, and the solve returns the greedy design, unproven, with the LP relaxation's bound, within
+    the limit and GUARD."""
     import designer.solve.highs as highs
 
     inputs, data, model = instance
-    sleeps_given_a_start = ("import sys, time, numpy; from pathlib import Path; "
-                            "from designer.solve.process import run; folder = Path(sys.argv[1]); "
-                            "started = 'start' in numpy.load(folder / 'model.npz').files; "
-                            "time.sleep(60) if started else run(folder)")
-    made = in_processes(monkeypatch, (sys.executable, "-c", sleeps_given_a_start))
+    main_run_sleeps = ("import sys, time, json; from pathlib import Path; "
+                       "from designer.solve.process import run; folder = Path(sys.argv[1]); "
+                       "main = json.loads((folder / 'request.json').read_text())['options']['presolve'] == 'off'; "
+                       "time.sleep(60) if main else run(folder)")
+    made = in_processes(monkeypatch, (sys.executable, "-c", main_run_sleeps))
     limit, outcomes = 8.0, []
     clock = run.Clock(limit)
     outcome = run.cost_solve(model, inputs, data, SolveOptions(time_limit=limit), clock, lambda _line: None, outcomes)

@@ -16,6 +16,7 @@ from pyomo.contrib.solver.common.results import Results, SolutionStatus, Termina
 from pyomo.contrib.solver.solvers.highs import Highs, HighsSolutionLoader
 from pyomo.repn.linear import LinearRepnVisitor
 
+from designer.solve.dive import rounded_design
 from designer.solve.process import HighsProcess
 from models.network import add_budget_row
 
@@ -30,6 +31,7 @@ class SolveOptions:
     export_model: str | None = None  # write the model (symbolic names) to this .mps/.lp path
     diagnose: bool = True  # on infeasibility, say what to change (designer.solve.diagnose: an elastic model)
     rens: bool = False  # HiGHS's RENS heuristic (see _run_highs): on where the first design is what counts
+    dive: bool = False  # a design rounded out of the LP (designer.solve.dive) as HiGHS's start: a start's completion
     # seconds after which a run that holds a design stops, its time limit then the rest: a start's completion
     # (designer.solve.start.complete) may run past its share while it has no design. A run in this process (a
     # model of fewer than PROCESS_COLUMNS columns, quick to complete) stops there whatever it holds
@@ -73,6 +75,8 @@ GUARD = 0.05  # HiGHS is stopped at its time limit plus this share of it (and 0.
 #: interior-point iterations, measured alone: 0.19 s at 2,743 columns, 2.1 s at 15,578, 60 s at 128,663) and
 #: sending the model costs ~0.3 s (a process started, arrays written and read)
 PROCESS_COLUMNS = 10_000
+#: the share of a run's time its dive may take (GuardedHighs.dive), and its seconds in a run without a limit
+DIVE_SHARE, DIVE_SECONDS = 0.5, 60.0
 #: the termination of a run in a process, by its HighsModelStatus name (Pyomo's reading of the same statuses)
 TERMINATIONS = {
     "kOptimal": TerminationCondition.convergenceCriteriaSatisfied,
@@ -112,6 +116,7 @@ class GuardedHighs(Highs):
     the translated model is then the whole model's, whatever is fixed."""
 
     start: bool = False
+    dive: bool = False  # without ``start``: the LP's rounded design (designer.solve.dive) is the start, when it has one
     ends: float | None = None
     deadline: float | None = None
     settle: float | None = None  # perf_counter seconds: SolveOptions.settle_after
@@ -185,6 +190,8 @@ class GuardedHighs(Highs):
             self.translated(self._solver_model, self._pyomo_var_to_solver_var_map)
         if self.start:
             self._set_start()
+        elif self.dive:
+            self._dive_start()
         if self.ends is not None:
             self.given = self._active_config.time_limit = max(1e-6, self.ends - time.perf_counter())
         if self.deadline is not None and (self._solver_model.getNumCol() >= PROCESS_COLUMNS or self.meanwhile):
@@ -257,6 +264,17 @@ class GuardedHighs(Highs):
         if start_violation(self._solver_model, values) > 0:
             self.refused = True
             return
+        self._give(values)
+
+    def _dive_start(self) -> None:
+        """The LP's rounded design as the start (a design of the translated model, or none given), the dive given
+        DIVE_SHARE of the time left (DIVE_SECONDS without a limit)."""
+        seconds = DIVE_SECONDS if self.ends is None else DIVE_SHARE * max(0.0, self.ends - time.perf_counter())
+        values = rounded_design(self._solver_model.getLp(), seconds, scheduler_threads())
+        if values is not None and start_violation(self._solver_model, values) == 0:
+            self._give(list(values))
+
+    def _give(self, values: list[float]) -> None:
         solution = highspy.HighsSolution()
         solution.col_value = values
         solution.value_valid = True
@@ -351,6 +369,7 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
                stop_below_cutoff: bool, start: bool = False, translated=None, meanwhile=None) -> Outcome:
     solver = GuardedHighs()
     solver.start, solver.translated, solver.meanwhile = start, translated, meanwhile
+    solver.dive = options.dive
     if options.time_limit is not None:
         solver.ends = time.perf_counter() + options.time_limit
         solver.deadline = solver.ends + options.time_limit * GUARD + 0.5

@@ -154,7 +154,7 @@ def complete(model, options: SolveOptions, cutoff: float | None, translated=None
     without a design at the share the solve had none."""
     # HiGHS's presolve is on here: its result is a candidate that HiGHS checks again as the start of the
     # main solve (presolve off) and the audit checks after, never a claim of optimality
-    timed = replace(options, presolve=True, rens=True, mip_gap=max(options.mip_gap, COMPLETION_GAP))
+    timed = replace(options, presolve=True, rens=True, dive=True, mip_gap=max(options.mip_gap, COMPLETION_GAP))
     if options.time_limit is not None and share < 1:
         timed = (replace(timed, settle_after=options.time_limit * share) if until_a_design else
                  replace(timed, time_limit=options.time_limit * share))
