@@ -54,6 +54,22 @@ def test_binaries_are_held_the_largest_first_at_one_else_at_zero():
     assert list(x) == [1.0, 0.0]
 
 
+def test_a_count_left_no_integer_by_another_restarts_the_counts_rounded_first():
+    """min -3b - 3c, 3a + 2b + 2c <= 6.5, a + 3b - 2c >= 4.25, a <= 5, b <= 3, c <= 4: the LP's (0, 3, 1/4) has c
+    rounded up to 1, which leaves b = 2.25 with no integer (b = 3 breaks the first row, b = 2 the second: 6 - 2 <
+    4.25). The counts restart from their bounds with b first: b and c down together (b <= 2, c <= 1) give
+    (0.1875, 2, 0.96875), then a and c down: the design (0, 2, 0)."""
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = 3, 2
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = [0.0, -3.0, -3.0], [0.0] * 3, [5.0, 3.0, 4.0]
+    lp.row_lower_, lp.row_upper_ = [-highspy.kHighsInf, 4.25], [6.5, highspy.kHighsInf]
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_ = [0, 2, 4, 6], [0, 1] * 3
+    lp.a_matrix_.value_ = [3.0, 1.0, 2.0, 3.0, 2.0, -2.0]
+    lp.integrality_ = [INTEGER] * 3
+    assert list(dive(lp)) == [0.0, 2.0, 0.0]
+
+
 def test_a_model_without_an_integral_design_gives_none():
     """2a = 1 has no integer solution: every rounding of a = 1/2 breaks the row."""
     lp = two_columns([1.0, 1.0], [0.0, 0.0], [5.0, 5.0], [[2.0, 0.0]], [1.0], [1.0])

@@ -11,7 +11,9 @@ again as a design of the whole model (start_violation, then HiGHS), so a dive th
   route and its optic, the root of the route tree);
 - then the other integers together: all rounded up (a count covers its need), else all down (a count under a cap),
   else each half in turn; the LP solved again after each step, from its last basis;
-- passes until the LP's solution is integral, or a column rounds neither way, or the time is out.
+- a count that rounds neither way (the others' roundings leave it no integer) restarts the counts from their own
+  bounds, that one first;
+- passes until the LP's solution is integral, or a column rounds neither way again, or the time is out.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class Dive:
         self.lower = np.asarray(lp.col_lower_, dtype=float).copy()
         self.upper = np.asarray(lp.col_upper_, dtype=float).copy()
         self.binary = self.integer & (self.lower >= 0) & (self.upper <= 1)
+        self.original = (self.lower.copy(), self.upper.copy())
+        self.stuck: int | None = None  # the first count of a rounding that rounded neither way
         self.ends = ends
         self.highs = _highs(threads, ends)
         self.highs.passModel(lp)
@@ -78,21 +82,29 @@ class Dive:
                                          np.full(len(integer), highspy.HighsVarType.kContinuous))
 
     def design(self) -> np.ndarray | None:
-        """The dive's integral LP solution, or None."""
+        """The dive's integral LP solution, or None. A count that rounds neither way (the others' roundings leave it
+        no integer) restarts the counts from their own bounds, that one rounded first."""
         x = self.solve()
         integer, counts = np.flatnonzero(self.integer), np.flatnonzero(self.integer & ~self.binary)
+        first: list[int] = []
         for _ in range(PASSES):
-            if x is None:
-                return None
-            x = self.binaries(x)
+            x = None if x is None else self.binaries(x)
             if x is None:
                 return None
             if not len(self.fractional(x, integer)):
                 x[integer] = np.round(x[integer])
                 return x
             rest = self.fractional(x, counts)
-            if len(rest):
-                x = self.counts(rest, x)
+            self.stuck = None
+            y = self.counts(np.concatenate([[c for c in first if c in rest], np.setdiff1d(rest, first)]).astype(int),
+                            x)
+            if y is None and self.stuck is not None and self.stuck not in first:
+                first.insert(0, self.stuck)
+                self.lower[counts], self.upper[counts] = self.original[0][counts], self.original[1][counts]
+                self.highs.changeColsBounds(len(counts), counts.astype(np.int32), self.lower[counts],
+                                            self.upper[counts])
+                y = self.solve()
+            x = y
         return None
 
     def solve(self) -> np.ndarray | None:
@@ -145,6 +157,7 @@ class Dive:
             if y is not None:
                 return y
         if len(cols) == 1:
+            self.stuck = int(cols[0]) if self.stuck is None else self.stuck
             return None
         y = self.counts(cols[:len(cols) // 2], x)
         if y is None:
