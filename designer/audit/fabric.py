@@ -231,14 +231,24 @@ class Wiring:
         return name
 
     def link(self, a: str, b: str, tier: str, gbps: int, count: int = 1) -> None:
+        self.links_between([(a, b)], tier, gbps, count)
+
+    def links_between(self, pairs, tier: str, gbps: int, count: int) -> None:
+        """``count`` links of ``tier`` between each pair of switches (added to a pair already linked), the new
+        pairs added at once (a 1M-GPU design's 1.2M pairs: one networkx call, not one each)."""
         if count <= 0:
             return
-        if self.g.has_edge(a, b):
-            self.g.edges[a, b]["count"] += count
-            return
         cable = self.links.get(tier, {})
-        self.g.add_edge(a, b, count=count, gbps=int(gbps), tier=tier, item=str(cable.get("item", "")),
-                        kind=str(cable.get("kind", "")), length_m=float(cable.get("length_m") or 0.0))
+        data = {"count": count, "gbps": int(gbps), "tier": tier, "item": str(cable.get("item", "")),
+                "kind": str(cable.get("kind", "")), "length_m": float(cable.get("length_m") or 0.0)}
+        adjacency, new = self.g.adj, {}
+        for a, b in pairs:
+            held = (adjacency[a].get(b) if a in adjacency else None) or new.get((a, b)) or new.get((b, a))
+            if held is not None:
+                held["count"] += count
+            else:
+                new[a, b] = data.copy()
+        self.g.add_edges_from((a, b, d) for (a, b), d in new.items())
 
     def network(self, k: int, plane: int, rail: int | None) -> None:
         topology = self.entry["topology"]
@@ -314,9 +324,8 @@ class Wiring:
                                      "each but no switch above them")
             return
         k = max(x for x in range(1, min(uplinks, len(upper)) + 1) if uplinks % x == 0)
-        for i, low in enumerate(lower):
-            for j in range(k):
-                self.link(low, upper[(i * k + j) % len(upper)], tier, gbps, uplinks // k)
+        self.links_between(((low, upper[(i * k + j) % len(upper)]) for i, low in enumerate(lower) for j in range(k)),
+                           tier, gbps, uplinks // k)
 
     def three_tier(self, k: int, plane: int, leaves: list[str]) -> None:
         spine = self.rows["spine"]
