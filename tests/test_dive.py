@@ -70,6 +70,15 @@ def test_a_count_left_no_integer_by_another_restarts_the_counts_rounded_first():
     assert list(dive(lp)) == [0.0, 2.0, 0.0]
 
 
+def test_a_binary_left_no_way_by_a_rounded_count_restarts_the_counts():
+    """min 2z - 3c, -2z + 3c <= 2, z + 2c <= 2.5, z binary, c <= 4: c rounded up to 1 needs z >= 1/2 (the first row)
+    and z <= 1/2 (the second), so z can be held neither at 1 nor at 0; the counts restart from their bounds, z is
+    held at 1 and c, at 3/4, rounds down to 0: the design (1, 0)."""
+    lp = two_columns([2.0, -3.0], [0.0, 0.0], [1.0, 4.0], [[-2.0, 3.0], [1.0, 2.0]],
+                     [-highspy.kHighsInf, -highspy.kHighsInf], [2.0, 2.5])
+    assert list(dive(lp)) == [1.0, 0.0]
+
+
 def test_a_model_without_an_integral_design_gives_none():
     """2a = 1 has no integer solution: every rounding of a = 1/2 breaks the row."""
     lp = two_columns([1.0, 1.0], [0.0, 0.0], [5.0, 5.0], [[2.0, 0.0]], [1.0], [1.0])

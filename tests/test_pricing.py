@@ -91,3 +91,33 @@ def test_a_large_model_gets_its_bound_by_pricing_and_a_design_near_its_start(mon
     assert answer["solver"]["bound_usd"] >= whole_lp * (1 - 1e-9)
     assert answer["solver"]["bound_usd"] <= reference["objective_usd"] * (1 + 1e-9)
     assert audit(answer) == []
+
+
+def test_the_lps_neighbourhood_starts_from_its_dive(monkeypatch, instance):
+    """The LP's neighbourhood has no incumbent of its own (the start is seldom in it): it is given its LP rounded by a
+    dive, a design of its columns (rows, bounds and integrality held), while the start's neighbourhood runs."""
+    import highspy
+
+    import designer.solve.neighbourhood as neighbourhood
+    import designer.solve.start as start_module
+    from designer.solve.highs import start_violation
+
+    inputs, _model, _whole_lp, _modes = instance
+    made, dive = [], neighbourhood.rounded_design
+
+    def recorded(lp, seconds, threads):
+        values = dive(lp, seconds, threads)
+        made.append((lp, values))
+        return values
+
+    monkeypatch.setattr(neighbourhood, "rounded_design", recorded)
+    monkeypatch.setattr(start_module, "CHOSEN_ONLY", 0)
+    answer = solve(inputs, SolveOptions())
+    assert len(made) == 1
+    lp, values = made[0]
+    assert values is not None and len(values) == lp.num_col_
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    highs.passModel(lp)
+    assert start_violation(highs, list(values)) == 0
+    assert answer["status"] in ("optimal", "feasible") and audit(answer) == []

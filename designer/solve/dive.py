@@ -12,7 +12,7 @@ again as a design of the whole model (start_violation, then HiGHS), so a dive th
 - then the other integers together: all rounded up (a count covers its need), else all down (a count under a cap),
   else each half in turn; the LP solved again after each step, from its last basis;
 - a count that rounds neither way (the others' roundings leave it no integer) restarts the counts from their own
-  bounds, that one first;
+  bounds, that one first; a binary held neither way after counts were rounded restarts them too;
 - passes until the LP's solution is integral, or a column rounds neither way again, or the time is out.
 """
 
@@ -73,6 +73,7 @@ class Dive:
         self.upper = np.asarray(lp.col_upper_, dtype=float).copy()
         self.binary = self.integer & (self.lower >= 0) & (self.upper <= 1)
         self.original = (self.lower.copy(), self.upper.copy())
+        self.count_columns = np.flatnonzero(self.integer & ~self.binary)
         self.stuck: int | None = None  # the first count of a rounding that rounded neither way
         self.ends = ends
         self.highs = _highs(threads, ends)
@@ -83,29 +84,40 @@ class Dive:
 
     def design(self) -> np.ndarray | None:
         """The dive's integral LP solution, or None. A count that rounds neither way (the others' roundings leave it
-        no integer) restarts the counts from their own bounds, that one rounded first."""
+        no integer) restarts the counts from their own bounds, that one rounded first; a binary held neither way
+        after counts were rounded restarts them too."""
         x = self.solve()
-        integer, counts = np.flatnonzero(self.integer), np.flatnonzero(self.integer & ~self.binary)
+        integer = np.flatnonzero(self.integer)
         first: list[int] = []
         for _ in range(PASSES):
-            x = None if x is None else self.binaries(x)
             if x is None:
                 return None
-            if not len(self.fractional(x, integer)):
-                x[integer] = np.round(x[integer])
-                return x
-            rest = self.fractional(x, counts)
+            y = self.binaries(x)
+            if y is None:
+                x = self.restart()
+                continue
+            if not len(self.fractional(y, integer)):
+                y[integer] = np.round(y[integer])
+                return y
+            rest = self.fractional(y, self.count_columns)
             self.stuck = None
-            y = self.counts(np.concatenate([[c for c in first if c in rest], np.setdiff1d(rest, first)]).astype(int),
-                            x)
-            if y is None and self.stuck is not None and self.stuck not in first:
+            x = self.counts(np.concatenate([[c for c in first if c in rest], np.setdiff1d(rest, first)]).astype(int),
+                            y)
+            if x is None and self.stuck is not None and self.stuck not in first:
                 first.insert(0, self.stuck)
-                self.lower[counts], self.upper[counts] = self.original[0][counts], self.original[1][counts]
-                self.highs.changeColsBounds(len(counts), counts.astype(np.int32), self.lower[counts],
-                                            self.upper[counts])
-                y = self.solve()
-            x = y
+                x = self.restart()
         return None
+
+    def restart(self) -> np.ndarray | None:
+        """The LP's solution with the counts back at their own bounds (the binaries held stay held); None when they
+        are there already (nothing to undo)."""
+        cols = self.count_columns
+        lower, upper = self.original[0][cols], self.original[1][cols]
+        if np.array_equal(self.lower[cols], lower) and np.array_equal(self.upper[cols], upper):
+            return None
+        self.lower[cols], self.upper[cols] = lower, upper
+        self.highs.changeColsBounds(len(cols), cols.astype(np.int32), lower, upper)
+        return self.solve()
 
     def solve(self) -> np.ndarray | None:
         """The LP's solution under the bounds set, None when it has none or the time is out."""

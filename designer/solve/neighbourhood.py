@@ -5,8 +5,9 @@ modes at every site and of no pair (the other pairs' columns are left out: fixed
 - the start's: the sites open both in the start and in the LP relaxation's optimum fixed open, those open in neither
   closed, the rest free, the start as incumbent (RINS-like; 50 sites and 60 switch models: 1.12% above the LP bound
   -> 0.15% in 37 s);
-- the LP's: every site the LP opens at all fixed open, the rest free, no incumbent (the start is seldom in it; 32
-  sites and 50 switch models: 1.78% -> 0.65% in 25 s, where the start's neighbourhood holds nothing better).
+- the LP's: every site the LP opens at all fixed open, the rest free (the start is seldom in it; 32 sites and 50
+  switch models: 1.78% -> 0.65% in 25 s, where the start's neighbourhood holds nothing better), its incumbent its
+  own LP rounded by a dive (designer.solve.dive), made here while the start's neighbourhood runs.
 
 HiGHS's presolve is on: a design found is a candidate, checked against the whole model before it is kept
 (designer.solve.highs.start_violation), never a claim of optimality. Each run ends at the first design within the
@@ -16,11 +17,14 @@ deadline.
 
 from __future__ import annotations
 
+import time
 from contextlib import ExitStack
 
 import highspy
 import numpy as np
 
+from designer.solve.dive import rounded_design
+from designer.solve.highs import DIVE_SHARE
 from designer.solve.pricing import Matrix, colwise_lp
 from designer.solve.process import HighsProcess, wait_first
 
@@ -55,17 +59,22 @@ def column_subset(lp: highspy.HighsLp, kept: np.ndarray, lower: np.ndarray, uppe
 
 
 def search(lp: highspy.HighsLp, left_out: np.ndarray, neighbourhoods: list, options: dict, target: float,
-           until: float) -> list[dict]:
+           until: float, threads: int) -> list[dict]:
     """Each neighbourhood (neighbourhood_bounds) searched by HiGHS in a process of its own (``options``, one thread),
     side by side until one finds a design at or below ``target`` (the objective's units) or ``until`` (perf_counter
-    seconds). Returns each run's answer (designer.solve.process) with its values over the whole model's columns. A
-    process that cannot be made (no temporary folder, no room) raises OSError."""
+    seconds). A neighbourhood without a start is given its LP's dive (in DIVE_SHARE of the time left; ``threads``:
+    the thread count of HiGHS's scheduler here), when the dive finds a design. Returns each run's answer
+    (designer.solve.process) with its values over the whole model's columns. A process that cannot be made (no
+    temporary folder, no room) raises OSError."""
     kept = ~left_out
     with ExitStack() as stack:
-        runs = [stack.enter_context(HighsProcess(column_subset(lp, kept, lower, upper),
-                                                 options | {"threads": 1, "objective_target": target},
-                                                 start=None if start is None else start[kept], ends=until))
-                for lower, upper, start in neighbourhoods]
+        runs = []
+        for lower, upper, start in neighbourhoods:
+            sub = column_subset(lp, kept, lower, upper)
+            first = (start[kept] if start is not None else
+                     rounded_design(sub, DIVE_SHARE * max(0.0, until - time.perf_counter()), threads))
+            runs.append(stack.enter_context(HighsProcess(sub, options | {"threads": 1, "objective_target": target},
+                                                         start=first, ends=until)))
         answers = wait_first(runs, until + 1.0, lambda a: a["values"] is not None and a["objective"] <= target)
     for answer in answers:
         if answer["values"] is not None:

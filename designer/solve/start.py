@@ -207,7 +207,7 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
     target = priced.bound / (1 - options.mip_gap) / COST_SCALE if options.mip_gap < 1 else np.inf
     try:
         answers = search(lp, left_out, neighbourhood_bounds(lp, left_out, opened, incumbent, priced.values),
-                         run_options, target, until)
+                         run_options, target, until, scheduler_threads())
     except OSError:  # no temporary folder or no room for a process: the start stays
         return relaxed, None
     best = None
