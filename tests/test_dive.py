@@ -12,8 +12,16 @@ import pytest
 
 from designer.solve.dive import Dive, rounded_design
 from designer.solve.greedy import greedy_plan
-from designer.solve.highs import GuardedHighs, SolveOptions, run_highs, scheduler_threads, start_violation, translate
-from designer.solve.start import complete
+from designer.solve.highs import (
+    DIVE_SHARE,
+    GuardedHighs,
+    SolveOptions,
+    run_highs,
+    scheduler_threads,
+    start_violation,
+    translate,
+)
+from designer.solve.start import START_SHARE, complete
 from models.network import COST_SCALE
 from tests.conftest import example_model
 
@@ -137,3 +145,12 @@ def test_a_completion_starts_from_the_dive_and_matches_one_without(monkeypatch, 
     assert with_dive is not None and without.status == "optimal"
     assert with_dive.objective == pytest.approx(without.objective, rel=0.02)
     assert with_dive.objective >= without.bound * (1 - 1e-9)
+
+
+def test_the_dive_takes_at_most_half_the_time_to_the_runs_settle_point(monkeypatch, completion):
+    """A completion under a 10 s limit settles at START_SHARE of it (4 s): its dive is given at most half of that."""
+    asked = []
+    monkeypatch.setattr("designer.solve.highs.DIVE_COLUMNS", 0)
+    monkeypatch.setattr("designer.solve.highs.rounded_design", lambda _lp, seconds, _threads: asked.append(seconds))
+    complete(completion, SolveOptions(time_limit=10.0, mip_gap=0.01), cutoff=None)
+    assert len(asked) == 1 and 0 < asked[0] <= DIVE_SHARE * 10.0 * START_SHARE

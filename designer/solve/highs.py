@@ -272,8 +272,9 @@ class GuardedHighs(Highs):
 
     def _dive_start(self) -> None:
         """The LP's rounded design as the start (a design of the translated model, or none given), the dive given
-        DIVE_SHARE of the time left (DIVE_SECONDS without a limit)."""
-        seconds = DIVE_SECONDS if self.ends is None else DIVE_SHARE * max(0.0, self.ends - time.perf_counter())
+        DIVE_SHARE of the time left to the run's settle point, else its end (DIVE_SECONDS without a limit)."""
+        horizon = self.settle if self.settle is not None else self.ends
+        seconds = DIVE_SECONDS if horizon is None else DIVE_SHARE * max(0.0, horizon - time.perf_counter())
         values = rounded_design(self._solver_model.getLp(), seconds, scheduler_threads())
         if values is not None and start_violation(self._solver_model, values) == 0:
             self._give(list(values))
