@@ -364,3 +364,22 @@ def test_beside_runs_a_writer_in_another_process_and_raises_its_failure_here(tmp
         with beside(_sleep_then_write, tmp_path / "c"):
             1 / 0
     assert time.perf_counter() - start < 10 and not (tmp_path / "c").exists()
+
+
+def test_ctrl_c_as_the_stage_is_made_leaves_nothing_beside_the_folder(tmp_path, monkeypatch):
+    """A Ctrl-C that lands as the staging folder is made (raised once mkdir returns, as Python raises a signal's
+    exception after the call it came during) takes the new folder away too: no stage is left beside the outputs."""
+    made = os.mkdir
+
+    def mkdir_then_ctrl_c(path, *args, **kwargs):
+        made(path, *args, **kwargs)
+        if ".stage-" in str(path):
+            raise KeyboardInterrupt
+
+    from designer.outputs.export import atomic_dir
+
+    monkeypatch.setattr(os, "mkdir", mkdir_then_ctrl_c)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt), atomic_dir(out):
+        pass
+    assert not out.exists() and not leftovers(out)

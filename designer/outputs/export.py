@@ -47,7 +47,10 @@ def check_output_folder(target, replaced: bool = True) -> None:
             where = next(p for p in target.parents if p.exists())  # the folder to create it in
             if not where.is_dir():
                 raise OutputError(f"cannot write the output folder {target}: {where} is not a folder")
-        os.rmdir(tempfile.mkdtemp(prefix=f".{target.name}.probe-", dir=where))
+        with _ctrl_c_held() as pressed:  # the probe is gone again whenever Ctrl-C lands
+            os.rmdir(tempfile.mkdtemp(prefix=f".{target.name}.probe-", dir=where))
+        if pressed:
+            raise KeyboardInterrupt
     except OSError as exc:
         raise OutputError(f"cannot write the output folder {target}: {_reason(exc, where)}") from None
 
@@ -91,11 +94,14 @@ def atomic_dir(target: Path, keep: bool = False):
         if real.exists():
             _check_replaceable(real)
         real.parent.mkdir(parents=True, exist_ok=True)
-        stage = _sibling(real, "stage")
-        os.mkdir(stage)
     except OSError as exc:
         raise OutputError(f"cannot write the output folder {target}: {_reason(exc, real.parent)}") from None
+    stage = _sibling(real, "stage")
     try:
+        try:  # made inside the block that discards it: a Ctrl-C that lands as the folder is made takes it away too
+            os.mkdir(stage)
+        except OSError as exc:
+            raise OutputError(f"cannot write the output folder {target}: {_reason(exc, real.parent)}") from None
         if real.is_dir():
             shutil.copymode(real, stage)
             if keep:
