@@ -121,3 +121,27 @@ def test_the_lps_neighbourhood_starts_from_its_dive(monkeypatch, instance):
     highs.passModel(lp)
     assert start_violation(highs, list(values)) == 0
     assert answer["status"] in ("optimal", "feasible") and audit(answer) == []
+
+
+def test_a_search_that_finds_nothing_is_counted_in_the_solve_time(monkeypatch, instance):
+    """The neighbourhoods' time is the solve's even when they find no design below the start: said, and summed in
+    solve_s with the starts' (here a search of 3 s that finds nothing)."""
+    import re
+    import time
+
+    import designer.solve.neighbourhood as neighbourhood
+    import designer.solve.start as start_module
+
+    def nothing(*_args):
+        time.sleep(3.0)
+        return [{"values": None, "seconds": 3.0}, {"values": None, "seconds": 3.0}]
+
+    monkeypatch.setattr(neighbourhood, "search", nothing)
+    monkeypatch.setattr(start_module, "CHOSEN_ONLY", 0)
+    said = []
+    answer = solve(instance[0], SolveOptions(progress=said.append))
+    searched = [float(m[1]) for line in said if (m := re.match(r"the neighbourhoods found no design below the start "
+                                                                r"\(([\d.]+) s\)", line))]
+    greedy = [float(m[1]) for line in said if (m := re.match(r"greedy start: \$[\d,]+ \(([\d.]+) s\)", line))]
+    assert len(searched) == 1 and searched[0] >= 3.0 and len(greedy) == 1
+    assert answer["timings"]["solve_s"] >= searched[0] + greedy[0] - 0.1

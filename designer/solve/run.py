@@ -260,7 +260,10 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     if relaxed is not None:
         outcomes.append(relaxed)
         bound = relaxed.bound
-    if near is not None:
+    if near is not None and near.objective is None:
+        outcomes.append(near)
+        say(f"{near.termination} ({near.seconds:.1f} s)")
+    elif near is not None:
         outcomes.append(near)
         say(f"a neighbourhood of the start or of the LP's sites: ${near.objective:,.0f} ({near.seconds:.1f} s)")
         start, values = near, snapshot(model)

@@ -172,7 +172,8 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
     (designer.solve.pricing: 11 s there), then, unless its bound proves the start within the gap, the neighbourhoods
     of the start and of the LP's sites over the start's modes (designer.solve.neighbourhood). Returns (the LP's
     Outcome, its cost the bound, or None; the cheapest design the neighbourhoods found below the start and within
-    ``cutoff``, its values then in the model's variables, else None). ``ends``: when the time is up (perf_counter
+    ``cutoff``, its values then in the model's variables, else a no_solution Outcome holding the search's time, or
+    None when no search ran). ``ends``: when the time is up (perf_counter
     seconds; None: no limit, the neighbourhoods then given NEIGHBOURHOOD_SECONDS). ``translation``: translate(model),
     when it was made before (while the start's completion ran), else it is made here."""
     from designer.solve.neighbourhood import neighbourhood_bounds, search
@@ -219,8 +220,10 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
         if objective < (start.objective if best is None else best[0]) and (
                 cutoff is None or objective <= cutoff * (1 + 1e-9)):
             best = (objective, values, answer["seconds"])
-    if best is None:
-        return relaxed, None
+    if best is None:  # the search's time is the solve's all the same
+        return relaxed, Outcome("no_solution", None, None, None, time.perf_counter() - began,
+                                "the neighbourhoods found no design below the start",
+                                max((answer["seconds"] for answer in answers), default=0.0))
     objective, values, seconds = best
     for var, c in zip(variables, at):
         var.set_value(float(values[c]), skip_validation=True)
