@@ -52,7 +52,7 @@ def check_output_folder(target, replaced: bool = True) -> None:
         if pressed:
             raise KeyboardInterrupt
     except OSError as exc:
-        raise OutputError(f"cannot write the output folder {target}: {_reason(exc, where)}") from None
+        raise _unwritable(target, exc, where) from None
 
 
 def _check_replaceable(target: Path, replaced: bool = True) -> None:
@@ -70,6 +70,13 @@ def _check_replaceable(target: Path, replaced: bool = True) -> None:
     if replaced and any(target.iterdir()) and not any((target / name).is_file() for name in RUN_MARKS):
         raise refuse(f"it holds files but no earlier run's {' or '.join(RUN_MARKS)}, and a run replaces its "
                      "folder whole; give a new or empty folder")
+
+
+def _unwritable(target, exc: OSError, where):
+    """The OutputError of an OSError met making the output folder ``target`` (or its stage) in ``where``."""
+    from designer.errors import OutputError
+
+    return OutputError(f"cannot write the output folder {target}: {_reason(exc, where)}")
 
 
 def _reason(exc: OSError, where) -> str:
@@ -95,13 +102,13 @@ def atomic_dir(target: Path, keep: bool = False):
             _check_replaceable(real)
         real.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"cannot write the output folder {target}: {_reason(exc, real.parent)}") from None
+        raise _unwritable(target, exc, real.parent) from None
     stage = _sibling(real, "stage")
     try:
         try:  # made inside the block that discards it: a Ctrl-C that lands as the folder is made takes it away too
             os.mkdir(stage)
         except OSError as exc:
-            raise OutputError(f"cannot write the output folder {target}: {_reason(exc, real.parent)}") from None
+            raise _unwritable(target, exc, real.parent) from None
         if real.is_dir():
             shutil.copymode(real, stage)
             if keep:

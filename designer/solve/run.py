@@ -260,13 +260,13 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     if relaxed is not None:
         outcomes.append(relaxed)
         bound = relaxed.bound
-    if near is not None and near.objective is None:
+    if near is not None:
         outcomes.append(near)
-        say(f"{near.termination} ({near.seconds:.1f} s)")
-    elif near is not None:
-        outcomes.append(near)
-        say(f"a neighbourhood of the start or of the LP's sites: ${near.objective:,.0f} ({near.seconds:.1f} s)")
-        start, values = near, snapshot(model)
+        if near.objective is None:  # the search's time, no design below the start
+            say(f"{near.termination} ({near.seconds:.1f} s)")
+        else:
+            say(f"a neighbourhood of the start or of the LP's sites: ${near.objective:,.0f} ({near.seconds:.1f} s)")
+            start, values = near, snapshot(model)
     elif bound is not None and not chosen_only(model):
         say(f"LP relaxation: ${bound:,.0f} (HiGHS {relaxed.highs_seconds:.1f} s, {relaxed.seconds:.1f} s waited for)")
         setup = translation_seconds(model)

@@ -173,9 +173,9 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
     of the start and of the LP's sites over the start's modes (designer.solve.neighbourhood). Returns (the LP's
     Outcome, its cost the bound, or None; the cheapest design the neighbourhoods found below the start and within
     ``cutoff``, its values then in the model's variables, else a no_solution Outcome holding the search's time, or
-    None when no search ran). ``ends``: when the time is up (perf_counter
-    seconds; None: no limit, the neighbourhoods then given NEIGHBOURHOOD_SECONDS). ``translation``: translate(model),
-    when it was made before (while the start's completion ran), else it is made here."""
+    None when no search ran). ``ends``: when the time is up (perf_counter seconds; None: no limit, the neighbourhoods
+    then given NEIGHBOURHOOD_SECONDS). ``translation``: translate(model), when it was made before (while the start's
+    completion ran), else it is made here."""
     from designer.solve.neighbourhood import neighbourhood_bounds, search
     from designer.solve.pricing import pair_columns, priced_relaxation
 
