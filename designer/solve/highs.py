@@ -436,11 +436,24 @@ def scheduler_threads() -> int:
 def translate(model) -> tuple[highspy.Highs, dict]:
     """``model`` translated for HiGHS as a run of it is (GuardedHighs: fixed variables stay columns), without a run:
     the highspy model and each variable's column (id -> index). Its time is the model's translation_seconds."""
+    solver = _translated(model)
+    return solver._solver_model, solver._pyomo_var_to_solver_var_map
+
+
+def translate_rows(model, block) -> tuple[highspy.Highs, dict, list[int]]:
+    """translate(model) and the rows of the active constraints of ``block`` (a block of the model)."""
+    solver = _translated(model)
+    rows = solver._pyomo_con_to_solver_con_map
+    return (solver._solver_model, solver._pyomo_var_to_solver_var_map,
+            [rows[c] for c in block.component_data_objects(pyo.Constraint, active=True)])
+
+
+def _translated(model) -> GuardedHighs:
     solver = GuardedHighs()
     started = time.perf_counter()
     solver.set_instance(model)
     TRANSLATION[model] = time.perf_counter() - started
-    return solver._solver_model, solver._pyomo_var_to_solver_var_map
+    return solver
 
 
 def translation_seconds(model) -> float:

@@ -234,7 +234,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     set_objective(model)
     first = len(outcomes)
     freed = list(model.open.values()) + list(model.y.values())
-    with Relaxation(model, freed, clock.ends, COST_SCALE) as lp:
+    with Relaxation(model, freed, clock.ends, COST_SCALE, options.mip_gap) as lp:
         timed = clock.left(options)  # None: the limit is used up (min_latency's probes), no start and no LP
         lp_first = timed is not None and not chosen_only(model) and lp.launch_here()
         ahead: list = []  # the whole model translated while its chosen pairs' completion runs apart (priced_start's)
