@@ -55,6 +55,18 @@ def child_solve(workbook: str, gap: float, limit: float, export: str | None, pro
     return out
 
 
+def child_greedy(workbook: str) -> dict:
+    """The greedy planner's design of one workbook (designer.solve.greedy): its cost, sites and time, or why none.
+    In a child of its own: the modes it prepares would stay in the bench's process, whose size every later child
+    inherits at its start (ru_maxrss counts it: 10.4 GB read at 32 sites, and the bench killed for lack of memory at
+    50)."""
+    from designer.inputs.workbook import load_inputs
+    from designer.solve.greedy import greedy_plan
+
+    plan = greedy_plan(load_inputs(workbook))
+    return {"cost": plan.cost, "sites": len(plan.sites), "reason": plan.reason, "seconds": plan.seconds}
+
+
 def child_highspy(mps: str, gap: float, limit: float) -> dict:
     """highspy alone on an exported model: readModel + run with the same gap and time limit."""
     import highspy
@@ -98,7 +110,7 @@ def child_oracle(workbook: str) -> dict:
     return {"seconds": time.perf_counter() - start, "cost": None if answer is None else answer.cost}
 
 
-CHILDREN = {"solve": child_solve, "highspy": child_highspy, "oracle": child_oracle}
+CHILDREN = {"solve": child_solve, "highspy": child_highspy, "oracle": child_oracle, "greedy": child_greedy}
 
 
 @dataclass
