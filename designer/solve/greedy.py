@@ -368,7 +368,15 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None, prefer: di
                     dci_usd[end] += waves * float(co.loc[c, "price_usd"])
                     dci_w[end] += waves * float(co.loc[c, "power_w"]) + line * pairs * end_watts(r["route"])
             factor = float(p["buffer_bdp_factor"])
+            by_id = {mode.id: mode for mode in modes}
             for s in opened:
+                # the routers' attachments (each a node's NIC bandwidth on leaf ports) carry what the routes bring,
+                # each by the cheapest of its fabric's attachment cables at the site's $ per watt
+                joins = math.ceil(got[s] / node_bw - 1e-9)
+                usd, w = min(((c.unit_price + c.unit_power_w * per_it_w[s]) * c.items_per_attachment(nics),
+                              c.unit_power_w * c.items_per_attachment(nics)) for c in by_id[plan[s]["mode"]].attach)
+                dci_usd[s] += joins * (usd - w * per_it_w[s])
+                dci_w[s] += joins * w
                 options = []
                 for k in routers:
                     pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
