@@ -90,3 +90,18 @@ def test_the_default_example_goes_without_them():
     with Relaxation(model, freed, None, COST_SCALE, 1e-4) as lp:
         assert lp.launch_here()
     assert not model.tight.active
+
+
+def test_a_model_without_the_rows_still_gets_its_lp(tmp_path):
+    """A model built without bounds (the elastic one's way) has no tightening block: its small LP is solved here as
+    before (launch_here had marked the LP launched before launching it, and none was solved)."""
+    path = tmp_path / "six.xlsx"
+    write_workbook(path, tiny_workbook(6))
+    model = build_model(prepare_data(load_inputs(path)), bounds=False)
+    set_objective(model)
+    assert not hasattr(model, "tight")
+    freed = list(model.open.values()) + list(model.y.values())
+    with Relaxation(model, freed, None, COST_SCALE, 1e-4) as lp:
+        assert lp.launch_here()
+        outcome = lp.result()
+    assert outcome is not None and outcome.status == "optimal"

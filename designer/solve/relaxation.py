@@ -10,7 +10,7 @@ other, 15 s side by side.
 A small LP is solved twice, without and with the model's tightening rows (models.network.define_tightening), and the
 rows stay in the model (for every later run) only where they raise its bound by more than the gap asked: rows that
 do not move the bound only move HiGHS's path. The 6-site oracle instance: $3.428M -> $3.616M (the optimum $3.775M),
-ours 0.6-1.0 -> 0.33-0.46 s; the default example: +0.004% against a gap of 0.01%, left out.
+ours 0.68-1.08 -> 0.49-0.60 s; the default example: +0.004% against a gap of 0.01%, left out.
 """
 
 from __future__ import annotations
@@ -100,15 +100,13 @@ class Relaxation:
         ``gap``."""
         if self.model.nvariables() >= BESIDE_COLUMNS:
             return False
-        from designer.solve.highs import scheduler_threads, translate_rows
+        from designer.solve.highs import scheduler_threads, translate, translate_rows
 
-        self.launched = True
         tight = getattr(self.model, "tight", None)  # a model built without bounds (the elastic one) has none
         if tight is None:
-            from designer.solve.highs import translate
-
             self.launch(*translate(self.model))
             return True
+        self.launched = True
         tight.activate()
         translated, columns, rows = translate_rows(self.model, tight)
         lp = self.relaxed(translated, columns)
