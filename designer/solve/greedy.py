@@ -161,6 +161,7 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None, prefer: di
     node_w, node_price = float(node["node_power_kw"]) * 1e3, float(node["node_price_usd"])
     node_bw = nics * float(node["nic_gbps"])
     modes = enumerate_modes(inputs).modes if modes is None else modes
+    by_id = {mode.id: mode for mode in modes}
     if not modes:
         return Greedy(None, reason="no fabric mode", seconds=time.perf_counter() - start)
     sw = inputs.switches
@@ -368,15 +369,15 @@ def greedy_plan(inputs, modes=None, max_rounds: int = 30, inter=None, prefer: di
                     dci_usd[end] += waves * float(co.loc[c, "price_usd"])
                     dci_w[end] += waves * float(co.loc[c, "power_w"]) + line * pairs * end_watts(r["route"])
             factor = float(p["buffer_bdp_factor"])
-            by_id = {mode.id: mode for mode in modes}
             for s in opened:
                 # the routers' attachments (each a node's NIC bandwidth on leaf ports) carry what the routes bring,
                 # each by the cheapest of its fabric's attachment cables at the site's $ per watt
-                joins = math.ceil(got[s] / node_bw - 1e-9)
-                usd, w = min(((c.unit_price + c.unit_power_w * per_it_w[s]) * c.items_per_attachment(nics),
-                              c.unit_power_w * c.items_per_attachment(nics)) for c in by_id[plan[s]["mode"]].attach)
-                dci_usd[s] += joins * (usd - w * per_it_w[s])
-                dci_w[s] += joins * w
+                cable = min(by_id[plan[s]["mode"]].attach, key=lambda c, s=s: (
+                    c.items_per_attachment(nics) * (c.unit_price + c.unit_power_w * per_it_w[s]),
+                    c.items_per_attachment(nics) * c.unit_power_w))
+                items = math.ceil(got[s] / node_bw - 1e-9) * cable.items_per_attachment(nics)
+                dci_usd[s] += items * cable.unit_price
+                dci_w[s] += items * cable.unit_power_w
                 options = []
                 for k in routers:
                     pool = max(g * n for g, n in sw.loc[k, "port_modes"].items())
