@@ -200,9 +200,9 @@ def build_site_graph(site, design: dict) -> nx.Graph:
     builder = Wiring(graph, entry, cat, rows, rails)
     for k in range(nets):
         builder.network(k, plane=k // (nets // planes), rail=k % rails if entry["topology"] == "rail_only" else None)
-    for name, data in graph.nodes(data=True):
-        if data["role"] != "endpoints":
-            data["ports"] = sum(e["count"] for e in graph.adj[name].values())
+    for name, ports in graph.degree(weight="count"):
+        if graph.nodes[name]["role"] != "endpoints":
+            graph.nodes[name]["ports"] = ports
     return graph
 
 
@@ -241,9 +241,9 @@ class Wiring:
         cable = self.links.get(tier, {})
         data = {"count": count, "gbps": int(gbps), "tier": tier, "item": str(cable.get("item", "")),
                 "kind": str(cable.get("kind", "")), "length_m": float(cable.get("length_m") or 0.0)}
-        adjacency, new = self.g.adj, {}
+        held_data, new = self.g.get_edge_data, {}  # a graph's own edge dict, no view made per pair
         for a, b in pairs:
-            held = (adjacency[a].get(b) if a in adjacency else None) or new.get((a, b)) or new.get((b, a))
+            held = held_data(a, b) or new.get((a, b)) or new.get((b, a))
             if held is not None:
                 held["count"] += count
             else:

@@ -109,22 +109,32 @@ def worst_path(net: nx.Graph, latency_ns) -> Worst:
     return worst
 
 
+#: switch_links of each graph alive
+SWITCH_LINKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def switch_links(net: nx.Graph) -> list[tuple[str, str, float]]:
+    """(switch, switch, Gb/s one way) of every link between two switches, once per graph (each max-flow of a
+    network reads them all: the bisection, then again without a spine, without a core)."""
+    if net not in SWITCH_LINKS:
+        role = dict(net.nodes(data="role"))
+        SWITCH_LINKS[net] = [(u, v, d["count"] * d["gbps"]) for u, v, d in net.edges(data=True)
+                             if role[u] != "endpoints" and role[v] != "endpoints"]
+    return SWITCH_LINKS[net]
+
+
 def max_flow(net: nx.Graph, side_a, side_b, removed=()) -> float:
     """Maximum flow in Gb/s from the switches of side_a to those of side_b (every link full duplex,
     count x gbps each way), with the switches in ``removed`` taken out."""
     source, sink = "\0a", "\0b"
     side_a, side_b, removed = set(side_a), set(side_b), set(removed)
-
-    def where(n):
-        return source if n in side_a else sink if n in side_b else n
-
+    where = {**dict.fromkeys(side_a, source), **dict.fromkeys(side_b, sink)}
     adj: dict[str, dict] = defaultdict(lambda: defaultdict(float))
-    for u, v, d in net.edges(data=True):
-        if u in removed or v in removed or "endpoints" in (net.nodes[u]["role"], net.nodes[v]["role"]):
+    for u, v, cap in switch_links(net):
+        if u in removed or v in removed:
             continue
-        a, b = where(u), where(v)
+        a, b = where.get(u, u), where.get(v, v)
         if a != b:
-            cap = d["count"] * d["gbps"]
             adj[a][b] += cap
             adj[b][a] += cap
     if source not in adj or sink not in adj:
@@ -190,9 +200,13 @@ def cuts(net: nx.Graph) -> list[Cut]:
 
 
 def most_loaded(net: nx.Graph, role: str) -> tuple[float, str] | None:
-    """(link bandwidth, switch) of the switch of a role carrying the most (the first of equals)."""
-    loads = [(sum(e["count"] * e["gbps"] for e in net.adj[n].values()), n)
-             for n, d in net.nodes(data=True) if d["role"] == role]
+    """(link bandwidth, switch) of the switch of a role carrying the most over its links to other switches (all of
+    a spine's or core's links), the first of equals."""
+    load: dict = defaultdict(float)
+    for u, v, gbps in switch_links(net):
+        load[u] += gbps
+        load[v] += gbps
+    loads = [(load[n], n) for n, r in net.nodes(data="role") if r == role]
     return max(loads, key=lambda x: x[0]) if loads else None
 
 
