@@ -1,5 +1,5 @@
 """Each measured run in a fresh child process with a wall-clock limit and its peak memory (os.wait4):
-our solve, plain highspy on the exported model, the brute-force oracle.
+our solve, the whole ``designer solve`` command, plain highspy on the exported model, the brute-force oracle.
 
 ``python -m designer.tools.bench.children KIND ARGS OUT`` is the child's entry point."""
 
@@ -110,7 +110,29 @@ def child_oracle(workbook: str) -> dict:
     return {"seconds": time.perf_counter() - start, "cost": None if answer is None else answer.cost}
 
 
-CHILDREN = {"solve": child_solve, "highspy": child_highspy, "oracle": child_oracle, "greedy": child_greedy}
+def child_command(workbook: str, gap: float, limit: float, out: str) -> dict:
+    """``designer solve`` of one workbook with all its outputs, as a planner runs it (the child is its fresh
+    process: its wall time and peak memory are the command's): exit code, status, gap, objective and the phases'
+    times (``--timings``)."""
+    import contextlib
+    import io
+
+    from designer.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(["solve", workbook, "-o", out, "--quiet", "--timings", "--mip-gap", f"{gap:g}",
+                     "--time-limit", f"{limit:g}"])
+    timings = {k: float(v) for k, v in re.findall(r"^\s+(\w+_s)\s+([\d.]+)\s*$", err.getvalue(), re.M)}
+    design = Path(out) / "design.json"
+    solution = json.loads(design.read_text(encoding="utf-8")) if code == 0 and design.exists() else {}
+    return {"exit": code, "status": solution.get("status", f"exit {code}"), "gap": solution.get("mip_gap"),
+            "objective": solution.get("objective_usd"), "timings": timings,
+            "note": "" if code == 0 else err.getvalue().strip().splitlines()[-1:]}
+
+
+CHILDREN = {"solve": child_solve, "highspy": child_highspy, "oracle": child_oracle, "greedy": child_greedy,
+            "command": child_command}
 
 
 @dataclass

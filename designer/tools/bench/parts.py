@@ -110,8 +110,9 @@ def solve_status(res: ChildResult) -> tuple[str, str]:
     return d.get("status", "?"), note
 
 
-def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool) -> dict:
-    """Parts (b), (c) and (d) of one size-series instance."""
+def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool, whole: bool) -> dict:
+    """Parts (b), (c) and (d) of one size-series instance; ``whole``: also the whole ``designer solve`` command to
+    a 1% gap, outputs included (part_whole), what the targets of the largest instances are stated on."""
     from designer.inputs.writer import write_workbook
 
     name = size.name
@@ -168,25 +169,40 @@ def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool) ->
     for label, res in runs.items():
         status, note = solve_status(res)
         seconds = res.data.get("call_s") if not res.error else res.wall_s
-        target = ""
-        ok = None
-        if largest and label == "1%":
-            target = "<= 60 s, gap <= 1%"
-            gap = res.data.get("gap")
-            ok = status in ("optimal", "feasible") and gap is not None and gap <= 0.01 + 1e-9 and seconds <= 60
         promise = float(seconds) / plan.time_limit
         table.add("c", name, f"solve() call / --time-limit ({label} run)", promise, "x", "<= 1.1",
                   verdict(promise <= 1.1), "the limit is one wall-clock budget for the whole solve", **meta)
         table.add("c", name, f"time to {'1% gap' if label == '1%' else 'optimal (gap 1e-4)'} (solve() call)",
-                  float(seconds), "s", target, verdict(ok) if target else "", f"{status}; {note}".strip("; "), **meta)
+                  float(seconds), "s", note=f"{status}; {note}".strip("; "), **meta)
         result[label] = (status, seconds, res.data.get("gap"))
     table.add("c", name, "peak memory (child ru_maxrss)", peak, "MB", "<= 2048 MB" if largest else "",
               verdict(peak <= 2048) if largest else "",
               f"1% run {first.peak_mb:.0f} MB (writes the MPS too), 1e-4 run {best.peak_mb:.0f} MB", **meta)
     result["peak_mb"] = peak
+    if whole:
+        result["whole"] = part_whole(table, plan, work, wb, meta, wall)
     result["ours"] = best if not best.error and best.data.get("objective") else first
     result["saving"] = part_d(table, name, wb, result["ours"], meta, wall)
     return result
+
+
+def part_whole(table: Table, plan: Plan, work: Path, workbook: Path, meta: dict, wall: float) -> dict:
+    """``designer solve WORKBOOK --mip-gap 0.01`` in a fresh process, every output written (what a planner waits
+    for): its wall time, gap and peak memory, and its phases."""
+    import shutil
+
+    name = workbook.stem
+    out = work / f"{name}-outputs"
+    shutil.rmtree(out, ignore_errors=True)
+    res = run_child("command", [str(workbook), 0.01, plan.time_limit, str(out)], wall)
+    status = "killed" if res.killed else res.data.get("status", "error")
+    gap = res.data.get("gap")
+    note = res.error or "; ".join(f"{k} {v:.1f} s" for k, v in res.data.get("timings", {}).items()
+                                  if k in ("solve_s", "audit_s", "write_s"))
+    table.add("c", name, "designer solve to 1% gap, outputs included (wall)", res.wall_s, "s",
+              note=f"{status}, gap {gap_text(gap)}; {note}".strip("; "), **meta)
+    table.add("c", name, "peak memory of the whole command (ru_maxrss)", res.peak_mb, "MB", **meta)
+    return {"status": status, "seconds": res.wall_s, "gap": gap, "peak_mb": res.peak_mb}
 
 
 def part_d(table: Table, name: str, workbook: Path, ours: ChildResult, meta: dict, wall: float) -> float | None:
@@ -280,8 +296,10 @@ def run(out_dir: Path, quick: bool = False, time_limit: float | None = None) -> 
     print(header(), flush=True)
     example = part_a(table, plan, work)
     results = []
+    most = max(size.sites for size in plan.sizes)
     for k, size in enumerate(plan.sizes):
-        results.append(part_bcd(table, plan, work, size, largest=k == len(plan.sizes) - 1))
+        results.append(part_bcd(table, plan, work, size, largest=k == len(plan.sizes) - 1,
+                                whole=size.sites == most))
     oracle_present = ORACLE_PATH.exists()
     speedups, tiny_savings = part_e(table, plan, work, oracle_present)
     summary(table, plan, example, results, speedups, tiny_savings, oracle_present)
@@ -314,13 +332,15 @@ def summary(table: Table, plan: Plan, example: dict, results: list, speedups: li
                             60.0)]:
             if big is None:
                 continue
-            name = big["name"]
-            status, seconds, gap = big["1%"]
+            name, whole = big["name"], big["whole"]
+            status, seconds, gap = whole["status"], whole["seconds"], whole["gap"]
             ok = status in ("optimal", "feasible") and gap is not None and gap <= 0.01 + 1e-9 and seconds <= limit
-            table.add("T", name, "(c) time to <= 1% gap (solve() call)", float(seconds), "s", f"<= {limit:g} s",
-                      verdict(ok), f"{status}, gap {gap_text(gap)}")
-            table.add("T", name, "(c) peak memory", big["peak_mb"], "MB", "<= 2048 MB",
-                      verdict(big["peak_mb"] <= 2048))
+            table.add("T", name, "(c) designer solve to <= 1% gap, outputs included", float(seconds), "s",
+                      f"<= {limit:g} s", verdict(ok), f"{status}, gap {gap_text(gap)}; the solve() call alone "
+                      f"{float(big['1%'][1]):.1f} s")
+            peak = max(big["peak_mb"], whole["peak_mb"])
+            table.add("T", name, "(c) peak memory", peak, "MB", "<= 2048 MB", verdict(peak <= 2048),
+                      f"whole command {whole['peak_mb']:.0f} MB, solve() runs {big['peak_mb']:.0f} MB")
         big = results[-1]
         for label, key, unit, most in (("(b) (build + extract) / HiGHS solve", "overhead", "", 0.3),
                                        ("(b) our call / highspy alone", "vs_highspy", "x", 1.2)):
