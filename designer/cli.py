@@ -264,17 +264,16 @@ def cmd_solve(args) -> int:
         explain(inputs, solution, SolveOptions(mip_gap=args.mip_gap, threads=args.threads), say)
 
     def extra(stage, solution):
-        # the site graphs built once, before the fork; the tables, fabric.graphml, the handoffs and the report in the
-        # forked process, cabling.csv and then the audit in this one (a 1M-GPU design's writing 46 s -> 37 s; the
-        # handoffs moved there with fabric.graphml four times faster, 22 s -> 20 s; the tables there too, 4.4 s of
-        # it that ran before the fork). The outputs are staged until the audit passes (write_outputs): a design that
-        # fails it leaves no file, as before
+        # the site graphs built once, before the fork; the tables, fabric.graphml and the report in the forked
+        # process, cabling.csv, the audit and the handoffs in this one (a 1M-GPU design's writing 46 s -> 37 s; the
+        # tables moved there, 4.4 s of it that ran before the fork; the handoffs back here once the forked side was
+        # the longer, 29.7/26.4/33.1 s -> 26.0/24.6/30.9 s back to back, the default example within its noise). The
+        # outputs are staged until the audit passes (write_outputs): a design that fails it leaves no file, as before
         graphs = site_graphs(solution)
 
         def the_rest():
             write_tables(solution, stage)
             write_graphml(solution, stage / "fabric.graphml", graphs)
-            write_handoffs(solution, graphs, stage)
             return write_reports(stage, solution)
 
         with beside(the_rest):
@@ -284,6 +283,7 @@ def cmd_solve(args) -> int:
             solution["timings"]["audit_s"] = time.perf_counter() - start
             if violations:
                 raise AuditFailure(violations)
+            write_handoffs(solution, graphs, stage)
 
     solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {})}
     say("writing the outputs")
