@@ -70,10 +70,11 @@ def worst_path(net: nx.Graph, latency_ns) -> Worst:
     ns = latencies of the switches on the path + 5 ns/m over every cable (NIC cables included);
     ``latency_ns(model)`` gives a switch's latency. Two NICs on one leaf: one hop.
     """
-    switches = [n for n, d in net.nodes(data=True) if d["role"] != "endpoints"]
-    adj = {n: {m for m in net.adj[n] if net.nodes[m]["role"] != "endpoints"} for n in switches}
-    rep = twin_classes(adj, lambda n: (net.nodes[n]["role"], net.nodes[n]["model"]))
-    lat = {n: float(latency_ns(net.nodes[n]["model"])) for n in set(rep.values())}
+    role, model = dict(net.nodes(data="role")), dict(net.nodes(data="model"))
+    switches = [n for n, r in role.items() if r != "endpoints"]
+    adj = {n: {m for m in net.adj[n] if role[m] != "endpoints"} for n in switches}
+    rep = twin_classes(adj, lambda n: (role[n], model[n]))
+    lat = {n: float(latency_ns(model[n])) for n in set(rep.values())}
     quotient = nx.Graph()
     quotient.add_nodes_from(lat)
     for u, v, d in net.edges(data=True):
@@ -128,7 +129,7 @@ def max_flow(net: nx.Graph, side_a, side_b, removed=()) -> float:
     count x gbps each way), with the switches in ``removed`` taken out."""
     source, sink = "\0a", "\0b"
     side_a, side_b, removed = set(side_a), set(side_b), set(removed)
-    where = {**dict.fromkeys(side_a, source), **dict.fromkeys(side_b, sink)}
+    where = {**dict.fromkeys(side_b, sink), **dict.fromkeys(side_a, source)}
     adj: dict[str, dict] = defaultdict(lambda: defaultdict(float))
     for u, v, cap in switch_links(net):
         if u in removed or v in removed:
