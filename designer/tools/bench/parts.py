@@ -338,9 +338,9 @@ def summary(table: Table, plan: Plan, example: dict, results: list, speedups: li
             table.add("T", name, "(c) designer solve to <= 1% gap, outputs included", float(seconds), "s",
                       f"<= {limit:g} s", verdict(ok), f"{status}, gap {gap_text(gap)}; the solve() call alone "
                       f"{float(big['1%'][1]):.1f} s")
-            peak = max(big["peak_mb"], whole["peak_mb"])
-            table.add("T", name, "(c) peak memory", peak, "MB", "<= 2048 MB", verdict(peak <= 2048),
-                      f"whole command {whole['peak_mb']:.0f} MB, solve() runs {big['peak_mb']:.0f} MB")
+            table.add("T", name, "(c) peak memory of the whole command", whole["peak_mb"], "MB", "<= 2048 MB",
+                      verdict(whole["peak_mb"] <= 2048),
+                      f"the solve() runs {big['peak_mb']:.0f} MB, the 1% run's with the MPS export the bench asks")
         big = results[-1]
         for label, key, unit, most in (("(b) (build + extract) / HiGHS solve", "overhead", "", 0.3),
                                        ("(b) our call / highspy alone", "vs_highspy", "x", 1.2)):
