@@ -1,4 +1,4 @@
-"""The design report: ``report.html`` (one self-contained file, figures embedded as PNG data URIs, no
+"""The design report: ``report.html`` (one self-contained file, figures embedded as SVG data URIs, no
 network access) and ``report.md`` (the same content as text, for diffs), from a Solution dict only.
 
 ``write_reports(folder, solution)`` is what ``designer solve`` calls inside its output callback;
