@@ -1,5 +1,6 @@
 """Each measured run in a fresh child process with a wall-clock limit and its peak memory (os.wait4):
-our solve, the whole ``designer solve`` command, plain highspy on the exported model, the brute-force oracle.
+our solve, plain highspy on the exported model, the brute-force oracle; and any command (run_process: the whole
+``designer solve``).
 
 ``python -m designer.tools.bench.children KIND ARGS OUT`` is the child's entry point."""
 
@@ -110,29 +111,7 @@ def child_oracle(workbook: str) -> dict:
     return {"seconds": time.perf_counter() - start, "cost": None if answer is None else answer.cost}
 
 
-def child_command(workbook: str, gap: float, limit: float, out: str) -> dict:
-    """``designer solve`` of one workbook with all its outputs, as a planner runs it (the child is its fresh
-    process: its wall time and peak memory are the command's): exit code, status, gap, objective and the phases'
-    times (``--timings``)."""
-    import contextlib
-    import io
-
-    from designer.cli import main
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(["solve", workbook, "-o", out, "--quiet", "--timings", "--mip-gap", f"{gap:g}",
-                     "--time-limit", f"{limit:g}"])
-    timings = {k: float(v) for k, v in re.findall(r"^\s+(\w+_s)\s+([\d.]+)\s*$", err.getvalue(), re.M)}
-    design = Path(out) / "design.json"
-    solution = json.loads(design.read_text(encoding="utf-8")) if code == 0 and design.exists() else {}
-    return {"exit": code, "status": solution.get("status", f"exit {code}"), "gap": solution.get("mip_gap"),
-            "objective": solution.get("objective_usd"), "timings": timings,
-            "note": "" if code == 0 else err.getvalue().strip().splitlines()[-1:]}
-
-
-CHILDREN = {"solve": child_solve, "highspy": child_highspy, "oracle": child_oracle, "greedy": child_greedy,
-            "command": child_command}
+CHILDREN = {"solve": child_solve, "highspy": child_highspy, "oracle": child_oracle, "greedy": child_greedy}
 
 
 @dataclass
@@ -145,43 +124,47 @@ class ChildResult:
     last_phase: str = ""
 
 
+def run_process(cmd: list[str], wall: float, stderr: Path) -> tuple[int, float, float, bool]:
+    """Run ``cmd`` in a fresh process (a session of its own, its stderr to the file ``stderr``); kill its process
+    group after ``wall`` s. (exit code, wall seconds, peak memory in MB, killed): the peak is the process's ru_maxrss,
+    read with os.wait4 when it ends (the largest of it and the children it waited for)."""
+    start = time.perf_counter()
+    with open(stderr, "wb") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, start_new_session=True)
+        killed = threading.Event()
+
+        def kill():
+            killed.set()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(wall, kill)
+        timer.start()
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+    return os.waitstatus_to_exitcode(status), time.perf_counter() - start, usage.ru_maxrss / 1024.0, killed.is_set()
+
+
 def run_child(kind: str, args: list, wall: float, progress: Path | None = None) -> ChildResult:
-    """Run CHILDREN[kind](*args) in a fresh Python process; kill its process group after ``wall`` s.
-    Peak memory is the child's own ru_maxrss, read with os.wait4 when it ends."""
+    """Run CHILDREN[kind](*args) in a fresh Python process (run_process)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out.json"
         log = Path(tmp) / "stderr.txt"
         cmd = [sys.executable, "-m", "designer.tools.bench.children", kind, json.dumps(args), str(out)]
-        start = time.perf_counter()
-        with open(log, "wb") as err:
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT, start_new_session=True)
-            killed = threading.Event()
-
-            def kill():
-                killed.set()
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-
-            timer = threading.Timer(wall, kill)
-            timer.start()
-            try:
-                _pid, status, usage = os.wait4(proc.pid, 0)
-            finally:
-                timer.cancel()
-            proc.returncode = os.waitstatus_to_exitcode(status)
-        wall_s = time.perf_counter() - start
-        peak_mb = usage.ru_maxrss / 1024.0  # KiB on Linux
+        code, wall_s, peak_mb, killed = run_process(cmd, wall, log)
         phase = ""
         if progress is not None and progress.exists():
             lines = progress.read_text(encoding="utf-8").strip().splitlines()
             phase = lines[-1].strip() if lines else ""
-        if killed.is_set():
+        if killed:
             return ChildResult({}, wall_s, peak_mb, True, f"killed after {wall:.0f} s wall", phase)
-        if proc.returncode != 0 or not out.exists():
+        if code != 0 or not out.exists():
             tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
-            return ChildResult({}, wall_s, peak_mb, False, f"exit {proc.returncode}: {' '.join(tail)[:240]}", phase)
+            return ChildResult({}, wall_s, peak_mb, False, f"exit {code}: {' '.join(tail)[:240]}", phase)
         return ChildResult(json.loads(out.read_text(encoding="utf-8")), wall_s, peak_mb, False, "", phase)
 
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from designer.formats import gap as gap_text
-from designer.tools.bench.children import ChildResult, run_child
+from designer.tools.bench.children import ChildResult, run_child, run_process
 from designer.tools.bench.instances import (
     BARE_IMPORT,
     DEFAULT_WORKBOOK,
@@ -51,7 +51,7 @@ def part_a(table: Table, plan: Plan, work: Path) -> dict:
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     e2e = time.perf_counter() - start
-    timings = {k: float(v) for k, v in re.findall(r"^\s+(\w+_s)\s+([\d.]+)\s*$", done.stderr, re.M)}
+    timings = phase_times(done.stderr)
     design = {}
     if (out / "design.json").exists():
         design = json.loads((out / "design.json").read_text(encoding="utf-8"))
@@ -63,6 +63,11 @@ def part_a(table: Table, plan: Plan, work: Path) -> dict:
     ratio = e2e / bare
     table.add("a", name, "end to end / bare import", ratio, "x", "<= 3x", verdict(ratio <= 3))
     return {"timings": timings, "status": status, "gap": design.get("mip_gap"), "name": name}
+
+
+def phase_times(stderr: str) -> dict[str, float]:
+    """The phases ``designer solve --timings`` printed (name_s -> seconds)."""
+    return {k: float(v) for k, v in re.findall(r"^\s+(\w+_s)\s+([\d.]+)\s*$", stderr, re.M)}
 
 
 def log_phases(text: str, call_s: float, read_s: float) -> dict:
@@ -188,21 +193,27 @@ def part_bcd(table: Table, plan: Plan, work: Path, size: Size, largest: bool, wh
 
 def part_whole(table: Table, plan: Plan, work: Path, workbook: Path, meta: dict, wall: float) -> dict:
     """``designer solve WORKBOOK --mip-gap 0.01`` in a fresh process, every output written (what a planner waits
-    for): its wall time, gap and peak memory, and its phases."""
+    for): its wall time, gap and peak memory (children.run_process), and its phases."""
     import shutil
 
     name = workbook.stem
     out = work / f"{name}-outputs"
     shutil.rmtree(out, ignore_errors=True)
-    res = run_child("command", [str(workbook), 0.01, plan.time_limit, str(out)], wall)
-    status = "killed" if res.killed else res.data.get("status", "error")
-    gap = res.data.get("gap")
-    note = res.error or "; ".join(f"{k} {v:.1f} s" for k, v in res.data.get("timings", {}).items()
-                                  if k in ("solve_s", "audit_s", "write_s"))
-    table.add("c", name, "designer solve to 1% gap, outputs included (wall)", res.wall_s, "s",
+    log = work / f"{name}-command.log"
+    cmd = designer_command() + ["solve", str(workbook), "-o", str(out), "--quiet", "--timings", "--mip-gap", "0.01",
+                                "--time-limit", f"{plan.time_limit:g}"]
+    code, seconds, peak, killed = run_process(cmd, wall, log)
+    text = log.read_text(encoding="utf-8", errors="replace")
+    found = out / "design.json"
+    design = json.loads(found.read_text(encoding="utf-8")) if code == 0 and found.exists() else {}
+    status = "killed" if killed else design.get("status", f"exit {code}")
+    gap = design.get("mip_gap")
+    note = ("; ".join(f"{k} {v:.1f} s" for k, v in phase_times(text).items() if k in ("solve_s", "audit_s", "write_s"))
+            if code == 0 else " ".join(text.strip().splitlines()[-1:])[:240])
+    table.add("c", name, "designer solve to 1% gap, outputs included (wall)", seconds, "s",
               note=f"{status}, gap {gap_text(gap)}; {note}".strip("; "), **meta)
-    table.add("c", name, "peak memory of the whole command (ru_maxrss)", res.peak_mb, "MB", **meta)
-    return {"status": status, "seconds": res.wall_s, "gap": gap, "peak_mb": res.peak_mb}
+    table.add("c", name, "peak memory of the whole command (ru_maxrss)", peak, "MB", **meta)
+    return {"status": status, "seconds": seconds, "gap": gap, "peak_mb": peak}
 
 
 def part_d(table: Table, name: str, workbook: Path, ours: ChildResult, meta: dict, wall: float) -> float | None:
