@@ -70,10 +70,10 @@ def worst_path(net: nx.Graph, latency_ns) -> Worst:
     ns = latencies of the switches on the path + 5 ns/m over every cable (NIC cables included);
     ``latency_ns(model)`` gives a switch's latency. Two NICs on one leaf: one hop.
     """
-    role, model = dict(net.nodes(data="role")), dict(net.nodes(data="model"))
-    switches = [n for n, r in role.items() if r != "endpoints"]
-    adj = {n: {m for m in net.adj[n] if role[m] != "endpoints"} for n in switches}
-    rep = twin_classes(adj, lambda n: (role[n], model[n]))
+    rank, model = ranks(net), dict(net.nodes(data="model"))  # rank 0: an endpoint group
+    switches = [n for n, r in rank.items() if r]
+    adj = {n: {m for m in net.adj[n] if rank[m]} for n in switches}
+    rep = twin_classes(adj, lambda n: (rank[n], model[n]))
     lat = {n: float(latency_ns(model[n])) for n in set(rep.values())}
     quotient = nx.Graph()
     quotient.add_nodes_from(lat)
@@ -118,9 +118,8 @@ def switch_links(net: nx.Graph) -> list[tuple[str, str, float]]:
     """(switch, switch, Gb/s one way) of every link between two switches, once per graph (each max-flow of a
     network reads them all: the bisection, then again without a spine, without a core)."""
     if net not in SWITCH_LINKS:
-        role = dict(net.nodes(data="role"))
-        SWITCH_LINKS[net] = [(u, v, d["count"] * d["gbps"]) for u, v, d in net.edges(data=True)
-                             if role[u] != "endpoints" and role[v] != "endpoints"]
+        rank = ranks(net)  # rank 0: an endpoint group
+        SWITCH_LINKS[net] = [(u, v, d["count"] * d["gbps"]) for u, v, d in net.edges(data=True) if rank[u] and rank[v]]
     return SWITCH_LINKS[net]
 
 
