@@ -24,13 +24,18 @@ the project switches it off): a jumper per link within cable_in_rack_m, two jump
 patched links. Putting A for B grows them by at most ceil(2 max(0, d) / P) panels (ceil(a + b) <= ceil(a) +
 ceil(b)), d = long_A(n) - long_B(n) at B's least counts (its real links are no fewer), with attachments
 d = dS(e) + max_{e - V <= n <= e} dL(n): A's cost takes them on top, B's none.
+
+A mode of every leaf split (Mode.splits, models.splits) is a design of one of its options at each count: as A, its
+figures are those of its cheapest option there; as B, each figure's least over its options (no design of it is
+below them), so A dominates it only where it beats every option.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from models.modes import Mode, check_deadline, plant_bounds, plant_rows, switch_rows
+from models.modes import Mode, check_deadline, plant_bounds, plant_rows, split_figures, switch_rows
+from models.splits import option_figures
 
 SAMPLES = 48
 STRONG = 64  # modes per screening count tried first as dominators
@@ -170,6 +175,21 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
     return cost, power, patched
 
 
+def split_cost_power(mode: Mode, n: np.ndarray, inputs, rails: int, multiplier: int, least: bool):
+    """A mode of every leaf split (Mode.splits): its switches' and uplinks' cost, power and patched links for
+    endpoint counts n (models.splits.option_figures): of the cheapest option at each count (a design it can be: as
+    the dominating mode), or ``least``, each figure's least over the options (no design of it is below: as the
+    dominated mode)."""
+    price, power, patched = option_figures(mode.options(), split_figures(inputs, mode, rails), n)
+    if least:
+        figures = price.min(axis=0), power.min(axis=0), patched.min(axis=0)
+    else:
+        cheapest = np.where(price == price.min(axis=0), power, np.inf)
+        pick = np.argmin(cheapest, axis=0), np.arange(len(n))
+        figures = price[pick], power[pick], patched[pick]
+    return tuple(multiplier * f for f in figures)
+
+
 def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict, nics: int, rails: int,
             multiplier: int, counts: dict, plant: tuple) -> tuple[np.ndarray, np.ndarray]:
     """cost_power's cost and power (tiers "all") of the modes ``members`` at node counts n, all at once: modes of
@@ -242,7 +262,8 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray, ends: float | None = None)
     groups: dict[tuple, list[int]] = {}
     for i, mode in enumerate(modes):
         key = (mode.topology, mode.tiers, mode.leaf, mode.spine, mode.core, mode.g0, mode.g1, mode.g2, mode.d1,
-               mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports, mode.node_cap, mode.cables, mode.sites)
+               mode.u1, mode.d2, mode.u2, mode.spine_ports, mode.core_ports, mode.node_cap, mode.cables, mode.sites,
+               mode.splits)
         groups.setdefault(key, []).append(i)
     keep = np.ones(len(modes), dtype=bool)
     dropped = {}
@@ -272,7 +293,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     mults = [planes * (rails if mode.topology == "rail_only" else 1) for mode in modes]
     top = max(int(limits.max()), 1)
     sample = np.unique(np.linspace(1, top, min(SAMPLES, top)).astype(np.int64))
-    cache: dict[int, tuple[np.ndarray, ...]] = {}
+    cache: dict[tuple[int, bool], tuple[np.ndarray, ...]] = {}
     every, every_counts, sample_counts = np.arange(1, top + 1, dtype=np.int64), {}, {}
     ids: dict = {(): 0}  # an id per set of attachment cables; 0: none
     attach = np.array([ids.setdefault(mode.attach, len(ids)) if window else 0 for mode in modes])
@@ -282,13 +303,20 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     plant = ({role: row.to_dict() for role, row in plant_rows(inputs).items()},
              float(inputs.project.get("cable_in_rack_m") or 0.0))
 
-    def full(i: int) -> tuple[np.ndarray, ...]:
+    def full(i: int, least: bool = False) -> tuple[np.ndarray, ...]:
         """Cost, power and patched links of mode i for n = 1..limit_i (what it can hold): everything, or its
-        switches and upper links alone where attachments share the leaves."""
-        if i not in cache:
-            cache[i] = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts,
-                                  "switches" if window else "all", plant, size=limits[i])
-        return cache[i]
+        switches and upper links alone where attachments share the leaves; of a mode of every leaf split, its
+        cheapest option's (split_cost_power), or ``least`` the least figures over its options."""
+        if (i, least) not in cache:
+            if modes[i].splits:
+                n = every[:limits[i]]
+                ups = split_cost_power(modes[i], n, inputs, rails, mults[i], least)
+                nodes = () if window else cost_power(modes[i], n, sw, nics, rails, mults[i], None, "nodes", plant)
+                cache[i, least] = ups if window else tuple(a + b for a, b in zip(ups, nodes))
+            else:
+                cache[i, least] = cost_power(modes[i], every, sw, nics, rails, mults[i], every_counts,
+                                             "switches" if window else "all", plant, size=limits[i])
+        return cache[i, least]
 
     def links_of(i: int) -> tuple[np.ndarray, ...]:
         key = modes[i].cables[0]
@@ -307,7 +335,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
 
     def beats(a: int, b: int, lim: int) -> tuple[bool, bool]:
         """(A dominates B at every count up to lim, and the two are the same there)."""
-        (cost_a, power_a, long_a), (cost_b, power_b, long_b) = full(a), full(b)
+        (cost_a, power_a, long_a), (cost_b, power_b, long_b) = full(a), full(b, least=True)
         if not window:
             cost_a = cost_a[:lim] + panel_usd(plant[0], long_a[:lim] - long_b[:lim])
             return (bool(np.all(cost_a <= cost_b[:lim]) and np.all(power_a[:lim] <= power_b[:lim])),
@@ -332,6 +360,15 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
             done += len(members)
             s_cost[members], s_power[members] = sampled(modes, members, sample, sw, nics, rails, mults[members[0]],
                                                         sample_counts, plant)
+    for i, mode in enumerate(modes):
+        if mode.splits:  # the least over its options: a mode that dominates it is below it there too
+            fit = sample[sample <= limits[i]]
+            if len(fit):
+                cost, power, _ = split_cost_power(mode, fit, inputs, rails, mults[i], True)
+                if not window:
+                    nodes = cost_power(mode, fit, sw, nics, rails, mults[i], None, "nodes", plant)
+                    cost, power = cost + nodes[0], power + nodes[1]
+                s_cost[i, :len(fit)], s_power[i, :len(fit)] = cost, power
     s_cost[sample[None, :] > limits[:, None]] = np.inf
     s_power[sample[None, :] > limits[:, None]] = np.inf
     dropped: dict[str, str] = {}
@@ -372,7 +409,8 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     def drop(b: int, a: int) -> None:
         dropped[modes[b].id] = modes[a].id
         alive[b] = False
-        cache.pop(b, None)
+        cache.pop((b, False), None)
+        cache.pop((b, True), None)
 
     checked = 0
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from models.layout import ATTACH, attach_length, site_layout, tier_lengths
+from models.splits import Shape, static_options
 
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)
@@ -113,6 +114,9 @@ class Mode:
     # DCI router-to-leaf links at the NIC speed, the Pareto-optimal cables over the sites' attach length; none
     # when no DCI router speaks the leaf's family at that speed (the fabric then carries no inter-site traffic)
     attach: tuple[Cable, ...] = ()
+    # a 2-tier Clos at the oversubscription limit: every leaf split (d, u) within it (models.splits); () for the one
+    # split (d1, u1)
+    splits: tuple[tuple[int, int], ...] = ()
 
     @property
     def rail_based(self) -> bool:
@@ -122,10 +126,42 @@ class Mode:
         """Uniform striping: the spines of one 2-tier Clos divide a leaf's uplinks."""
         return [s for s in range(1, self.u1 + 1) if self.u1 % s == 0]
 
+    def options(self) -> tuple[tuple[int, int, int], ...]:
+        """A 2-tier Clos's (down ports, up ports, spines) choices: the split (d1, u1) over each spine count dividing
+        u1, or, with ``splits``, those of every split no other dominates (models.splits.static_options)."""
+        if self.splits:
+            return static_options(self.splits)
+        return tuple((self.d1, self.u1, j) for j in self.spine_options())
+
 
 class PastDeadline(Exception):
     """A step before the solver (the modes' preparation, the model's build) ran past the caller's deadline (its
     message says how far it got)."""
+
+
+def unit_shape(topology: str, rails: int) -> tuple[int, int]:
+    """(leaf down ports an endpoint takes, leaves a unit counted) of a 2-tier Clos: a leaf_spine counts leaves, rails
+    ports an endpoint; a rail-optimized fabric scalable units of a leaf per rail, a port each; a rail-only fabric
+    (a Clos per rail) leaves, a port each."""
+    if topology == "rail_optimized":
+        return 1, rails
+    return (1, 1) if topology == "rail_only" else (rails, 1)
+
+
+def split_figures(inputs, mode: Mode, rails: int) -> Shape:
+    """What the price, power and patched links of a 2-tier Clos mode's options depend on (models.splits.Shape):
+    its switches, its uplinks' item and the least fiber plant a link of it takes (plant_bounds)."""
+    sw = switch_rows(inputs)
+    cable = mode.cables[1]
+    in_rack = float(inputs.project.get("cable_in_rack_m") or 0.0)
+    plant = plant_rows(inputs)
+    per_endpoint, per_unit = unit_shape(mode.topology, rails)
+    panel = plant.get("panel")
+    return Shape(per_endpoint, per_unit, mode.spine_ports, float(sw[mode.leaf]["price_usd"]),
+                 float(sw[mode.leaf]["power_w"]), float(sw[mode.spine]["price_usd"]), float(sw[mode.spine]["power_w"]),
+                 cable.links_per_module, cable.cable, cable.unit_price, cable.unit_power_w,
+                 plant_bounds(plant, cable, in_rack)[0], cable.kind == "transceiver" and cable.length_m > in_rack,
+                 0.0 if panel is None else float(panel["price_usd"]), 0 if panel is None else int(panel["ports"]))
 
 
 def check_deadline(ends: float | None, progress: str) -> None:
@@ -162,17 +198,29 @@ def split_ports(modes: tuple[tuple[int, int], ...], g_down: int, g_up: int, leve
     d*g_down + u*g_up <= pool, d*g_down <= level*u*g_up, and ceil(d / lanes_down) + ceil(u / lanes_up) <= cages:
     ``cages`` (switch_cages; default its ports at the fastest speed), a port a lane of one (the audit's
     Catalog.port gives each speed its own cages)."""
+    best = (0, 0)
+    for d, u in every_split(modes, g_down, g_up, level, cages):
+        if d > best[0]:
+            best = (d, u)
+    return best
+
+
+@functools.lru_cache(maxsize=4096)
+def every_split(modes: tuple[tuple[int, int], ...], g_down: int, g_up: int, level: float,
+                cages: int | None = None) -> tuple[tuple[int, int], ...]:
+    """Every up-port count u with the most down ports d it takes (split_ports' rules), (d, u) by u, d >= 1: the
+    splits a leaf may use within the oversubscription ``level`` (models.splits)."""
     ports = dict(modes)
     pool = max(g * n for g, n in modes)
     cages = cages or ports[max(ports)]
     lanes_down, lanes_up = (max(1, ports.get(g, 0) // cages) for g in (g_down, g_up))
-    best = (0, 0)
+    out = []
     for u in range(1, int(pool // g_up) + 1):
         d = min(int((pool - u * g_up) // g_down), int(level * u * g_up // g_down + 1e-9),
                 (cages - -(-u // lanes_up)) * lanes_down)
-        if d > best[0]:
-            best = (d, u)
-    return best
+        if d > 0:
+            out.append((d, u))
+    return tuple(out)
 
 
 def mesh_split(pool_gbps: float, g: int, level: float, leaves: int) -> tuple[int, int]:
@@ -355,10 +403,11 @@ def floor_capacity(inputs, site: str) -> int:
     return int(floor["rows"]) * int(floor["racks_per_row"]) * layout.nodes_per_rack
 
 
-def enumerate_modes(inputs, ends: float | None = None) -> ModeSet:
+def enumerate_modes(inputs, ends: float | None = None, splits: bool = False) -> ModeSet:
     """All fabric modes for the project's node type, filtered by compatibility, size and latency, each with
     the cables of the sites it applies at. ``ends``: a deadline (perf_counter seconds) checked between fabrics
-    (PastDeadline)."""
+    (PastDeadline). ``splits``: a 2-tier Clos at the oversubscription limit offers every leaf split within it
+    (Mode.splits) besides each level of the grid's one split (designer.solve.prepare.every_split_applies)."""
     project = inputs.project
     node = inputs.node_types.loc[project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
@@ -395,9 +444,10 @@ def enumerate_modes(inputs, ends: float | None = None) -> ModeSet:
                 reject(f"no {family} switch with role leaf for protocol {protocol}", f"{topology}/{protocol}")
                 continue
             for fabric in _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails,
-                                     levels, reject, max_latency):
+                                     levels, reject, max_latency, splits):
                 key = (fabric.topology, fabric.tiers, fabric.protocol, fabric.leaf, fabric.spine, fabric.core,
-                       fabric.g1, fabric.g2, fabric.d1, fabric.u1, fabric.d2, fabric.u2, fabric.node_cap)
+                       fabric.g1, fabric.g2, fabric.d1, fabric.u1, fabric.d2, fabric.u2, fabric.node_cap,
+                       fabric.splits)
                 if key in seen:
                     reject("same port split as a lower oversubscription level", fabric.id)
                     continue
@@ -506,7 +556,8 @@ def _path_m(fabric: Mode, lengths: dict) -> float:
     return 2 * sum(lengths.values())
 
 
-def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, reject, max_latency=None):
+def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, levels, reject, max_latency=None,
+               splits=True):
     """Yield the fabrics of one (topology, tiers, protocol), rejecting incompatible combinations. The latency
     without cable propagation depends on the switches alone: a switch combination above max_latency is
     rejected once, before its fabrics are built."""
@@ -545,15 +596,17 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                                  if topology == "leaf_mesh" and tiers == 2 else (0,))
                         for mesh_leaves in sizes:
                             yield from _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
-                                                    g1, g2, level1, level2, rails, reject, breakdown, mesh_leaves)
+                                                    g1, g2, level1, level2, rails, reject, breakdown, mesh_leaves,
+                                                    splits and level1 == lv1[-1])
             if tiers >= 2 and topology != "leaf_mesh" and not g1_opts:
                 reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
 
 
 def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0, g1, g2,
-                 level1, level2, rails, reject, breakdown, mesh_leaves=0):
+                 level1, level2, rails, reject, breakdown, mesh_leaves=0, every=False):
     """Yield the fabric of one combination (its cables are chosen per site by _cabled); ``breakdown`` is the
-    combination's worst-case latency by component without cable propagation (_latency_breakdown)."""
+    combination's worst-case latency by component without cable propagation (_latency_breakdown); ``every``: a
+    2-tier Clos offers every leaf split within level1 (Mode.splits)."""
     switches = switch_rows(inputs)
     label = "/".join(str(x) for x in (topology, tiers, protocol, leaf, spine, core, g0, g1, g2, level1, level2))
     if mesh_leaves:
@@ -579,6 +632,10 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
         if d2 <= 0 or u2 <= 0:
             reject("switch too small for the oversubscription split", label)
             return
+    splits = ()
+    if every and tiers == 2 and not mesh2:
+        splits = every_split(tuple(switches[leaf]["port_modes"].items()), g0, g1, level1, switch_cages(switches[leaf]))
+        splits = splits if len(splits) > 1 else ()
     node_cap = _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports)
     if node_cap <= 0:
         reject("topology cannot hold one node with this switch", label)
@@ -587,15 +644,26 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
     if mesh2:
         ratio1 = d1 / (u1 * mesh_leaves / (2 * (mesh_leaves - 1)))  # bisection at the largest mesh
     ratio2 = d2 * g1 / (u2 * g2) if tiers == 3 else 1.0
-    # to 4 decimals, rounded up: as max_oversubscription the figure admits this split again (a diagnosis offers it)
-    ratio = math.ceil(max(ratio1, ratio2) * 1e4 - 1e-6) / 1e4
+    ratio = rounded_ratio(max(ratio1, ratio2))
     yield Mode(
         id=label, topology=topology, tiers=tiers, hops=hops, protocol=protocol, leaf=leaf, spine=spine, core=core,
         g0=g0, g1=g1, g2=g2, d1=d1, u1=u1, d2=d2, u2=u2, spine_ports=spine_ports, core_ports=core_ports,
         level1=level1, level2=level2, oversubscription=ratio,
         latency_us=sum(breakdown.values()), latency_breakdown_us=breakdown, node_cap=node_cap,
-        max_leaves=mesh_leaves,
+        max_leaves=mesh_leaves, splits=splits,
     )
+
+
+def rounded_ratio(ratio: float) -> float:
+    """An oversubscription to 4 decimals, rounded up: as max_oversubscription the figure admits its split again (a
+    diagnosis offers it)."""
+    return math.ceil(ratio * 1e4 - 1e-6) / 1e4
+
+
+def oversubscription_of(d: int, u: int, g_down: int, g_up: int) -> float:
+    """The oversubscription of a 2-tier Clos whose leaves have d down ports at g_down and u up at g_up (1 at
+    least: the spines' tier is not oversubscribed)."""
+    return rounded_ratio(max(d * g_down / (u * g_up), 1.0))
 
 
 def _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports) -> int:

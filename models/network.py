@@ -1,7 +1,7 @@
 """The network-design MILP: one ``define_<what>`` function per constraint group.
 
-Notation: s site, m fabric mode, j spine option, r route, c coherent type, k DCI router model, a DCI
-attachment cable option.
+Notation: s site, m fabric mode, o a 2-tier Clos's leaf split and spine count option (models.splits), r route,
+c coherent type, k DCI router model, a DCI attachment cable option.
 Every group is built only over the pre-filtered index sets where it applies (``ModelData``).
 Counts of a 2- or 3-tier fabric are per plane (per rail for rail_only) and multiplied by the
 plane (and rail) count when they enter cost and power. The budget, capex + energy <= budget_usd, is not
@@ -37,10 +37,13 @@ from models.modes import (
     power_cap_mw,
     site_layout_of,
     site_node_limits,
+    split_figures,
     switch_cages,
     switch_rows,
     table_rows,
+    unit_shape,
 )
+from models.splits import relevant_options
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -191,6 +194,24 @@ class ModelData:
         """NICs per node in one plane: one rail each."""
         return int(self.node["nics_per_node"]) // int(self.node["planes"])
 
+    def clos_options(self, s: str, i: int) -> tuple[tuple[int, int, int], ...]:
+        """The (down ports, up ports, spines) options of 2-tier Clos mode i at site s: its one split over each spine
+        count dividing its uplinks, or, for a mode of every split (Mode.splits), those some endpoint count the site
+        holds needs (models.splits.relevant_options, over the endpoint counts of the sites it applies at, the same
+        options at each: a site's options are the same whichever site's limit is the larger; the only usable site
+        holds the whole job)."""
+        mode = self.modes[i]
+        if not mode.splits:
+            return mode.options()
+        most = max(self.endpoint_limit(t, i) for t in mode.sites if t in self.site_set)
+        job = -(-int(self.inputs.project["gpus_required"]) // int(self.node["gpus_per_node"]))
+        least = min(most, job) if len(self.sites) == 1 else 1
+        return relevant_options(mode.options(), split_figures(self.inputs, mode, self.rails), least, most)
+
+    @functools.cached_property
+    def site_set(self) -> frozenset:
+        return frozenset(self.sites)
+
 
 def site_list(inputs) -> list[str]:
     """Sites the model may open: every site not marked excluded."""
@@ -207,6 +228,11 @@ def multiplier(mode: Mode, node) -> int:
 
 def has_spine_options(mode: Mode) -> bool:
     return mode.tiers == 2 and mode.topology != "leaf_mesh"
+
+
+def split_shape(mode: Mode, rails: int) -> tuple[int, int]:
+    """(leaf down ports an endpoint takes, leaves a unit counted) of a 2-tier Clos (models.modes.unit_shape)."""
+    return unit_shape(mode.topology, rails)
 
 
 # --------------------------------------------------------------------------------------------
@@ -235,8 +261,9 @@ def build_model(data: ModelData, bounds: bool = True, ends: float | None = None)
 
 
 def define_sets(m, data: ModelData) -> None:
-    """S sites, M modes, SM the (site, mode) pairs where the mode applies (its cables are the site's), SMJ
-    spine options of 2-tier Clos modes, R routes, RC route x coherent type within reach, K DCI routers,
+    """S sites, M modes, SM the (site, mode) pairs where the mode applies (its cables are the site's), SMO
+    the split and spine options of 2-tier Clos modes (ModelData.clos_options; SMO_split those of modes of every
+    split, m.options their (d, u, j) by pair), R routes, RC route x coherent type within reach, K DCI routers,
     SK = S x K, N support networks, SN = S x N, SMA the DCI attachment cable options of modes at sites with
     routes."""
     m.S = pyo.Set(initialize=data.sites, ordered=True)
@@ -247,12 +274,14 @@ def define_sets(m, data: ModelData) -> None:
     m.SM_su = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM
                                                 if data.modes[i].topology == "rail_optimized"])
     m.SM_leafvar = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers >= 2])
-    m.SMJ = pyo.Set(dimen=3, initialize=[(s, i, j) for s, i in m.SM if has_spine_options(data.modes[i])
-                                         for j in data.modes[i].spine_options()])
+    m.options = {(s, i): data.clos_options(s, i) for s, i in m.SM if has_spine_options(data.modes[i])}
+    m.SMO = pyo.Set(dimen=3, initialize=[(s, i, o) for (s, i), options in m.options.items()
+                                         for o in range(len(options))])
+    m.SMO_split = pyo.Set(within=m.SMO, initialize=[(s, i, o) for s, i, o in m.SMO if data.modes[i].splits])
     m.SM3 = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers == 3])
     m.SMT = pyo.Set(dimen=3, initialize=[(s, i, t) for s, i in m.SM for t in twin_tiers(data.modes[i])
                                          if pooled_ends(data.modes[i], t)])
-    m.SMJW = pyo.Set(dimen=3, initialize=[(s, i, j) for s, i, j in m.SMJ if 1 in twin_tiers(data.modes[i])])
+    m.SMOW = pyo.Set(dimen=3, initialize=[(s, i, o) for s, i, o in m.SMO if 1 in twin_tiers(data.modes[i])])
     routes = data.inter.routes
     m.R = pyo.Set(initialize=[r.key for r in routes], ordered=True)
     m.RC = pyo.Set(dimen=2, initialize=[(r.key, c) for r in routes for c in r.coherent])
@@ -271,18 +300,20 @@ def define_sets(m, data: ModelData) -> None:
 
 def define_variables(m, data: ModelData) -> None:
     """open_s, y_sm binaries; nodes_sm, su_sm, leaves_sm, agg_sm, core_sm, modules_smt integers;
-    z_smj spine-option binaries; route, coherent, wavelength, fiber, router and flow variables; support_sn
-    switches of each support network; attach_sma DCI router attachments (each a node's worth of leaf ports)."""
+    z_smo split and spine option binaries, lo_smo the leaves (scalable units) of a mode of every split in its
+    option o; route, coherent, wavelength, fiber, router and flow variables; support_sn switches of each support
+    network; attach_sma DCI router attachments (each a node's worth of leaf ports)."""
     m.open = pyo.Var(m.S, domain=pyo.Binary)
     m.y = pyo.Var(m.SM, domain=pyo.Binary)
     m.nodes = pyo.Var(m.SM, domain=pyo.NonNegativeReals)
     m.su = pyo.Var(m.SM_su, domain=pyo.NonNegativeReals)
     m.leaves = pyo.Var(m.SM_leafvar, domain=pyo.NonNegativeReals)
-    m.z = pyo.Var(m.SMJ, domain=pyo.Binary)
+    m.z = pyo.Var(m.SMO, domain=pyo.Binary)
+    m.lo = pyo.Var(m.SMO_split, domain=pyo.NonNegativeReals)
     m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
     m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
     m.modules = pyo.Var(m.SMT, domain=pyo.NonNegativeReals)
-    m.spine_modules = pyo.Var(m.SMJW, domain=pyo.NonNegativeReals)
+    m.spine_modules = pyo.Var(m.SMOW, domain=pyo.NonNegativeReals)
     m.use = pyo.Var(m.R, domain=pyo.Binary)
     m.x = pyo.Var(m.RC, domain=pyo.Binary)
     m.waves = pyo.Var(m.RC, domain=pyo.NonNegativeReals)
@@ -352,8 +383,25 @@ def spine_count(m, s, i):
     if mode.tiers == 3:
         return m.agg[s, i]
     if has_spine_options(mode):
-        return sum(j * m.z[s, i, j] for j in mode.spine_options())
+        return sum(j * m.z[s, i, o] for o, (_, _, j) in enumerate(m.options[s, i]))
     return 0
+
+
+def uplinks(m, s, i):
+    """Leaf uplinks per plane of a 2- or 3-tier Clos: u1 per leaf, or, with every split, each option's u per leaf."""
+    mode = m.data.modes[i]
+    if not mode.splits:
+        return leaf_count(m, s, i) * mode.u1
+    unit = split_shape(mode, m.data.rails)[1]
+    return unit * sum(u * m.lo[s, i, o] for o, (_, u, _) in enumerate(m.options[s, i]))
+
+
+def leaf_split(m, s, i) -> tuple[int, int]:
+    """(down, up) ports of the leaves of mode i at site s in a solved model: the chosen option's with every split."""
+    mode = m.data.modes[i]
+    if not mode.splits:
+        return mode.d1, mode.u1
+    return next((d, u) for o, (d, u, _) in enumerate(m.options[s, i]) if pyo.value(m.z[s, i, o]) > 0.5)
 
 
 def endpoints(m, s, i):
@@ -374,7 +422,7 @@ def tier_links(m, s, i):
     if mode.topology == "leaf_mesh" and mode.tiers == 2:
         links.append(mult * leaf_count(m, s, i) * (mode.u1 // 2))
     elif mode.tiers >= 2:
-        links.append(mult * leaf_count(m, s, i) * mode.u1)
+        links.append(mult * uplinks(m, s, i))
     if mode.tiers == 3:
         links.append(mult * m.agg[s, i] * mode.u2)
     return links
@@ -408,9 +456,13 @@ def cable_items(m, s, i, t, links):
         return pooled if cable.cable else -(-int(m.data.node["nics_per_node"]) // k) * m.nodes[s, i] + pooled
     if cable.tier == "spine_core":
         return mult * -(-mode.u2 // k) * m.agg[s, i] + pooled
-    leaf_ends = mult * -(-mode.u1 // k) * leaf_count(m, s, i)
+    if mode.splits:
+        unit = split_shape(mode, m.data.rails)[1]
+        leaf_ends = mult * unit * sum(-(-u // k) * m.lo[s, i, o] for o, (_, u, _) in enumerate(m.options[s, i]))
+    else:
+        leaf_ends = mult * -(-mode.u1 // k) * leaf_count(m, s, i)
     if mode.tiers == 2 and mode.topology != "leaf_mesh":
-        return leaf_ends + mult * sum(j * m.spine_modules[s, i, j] for j in mode.spine_options())
+        return leaf_ends + mult * sum(j * m.spine_modules[s, i, o] for o, (_, _, j) in enumerate(m.options[s, i]))
     return leaf_ends + pooled
 
 
@@ -432,30 +484,52 @@ def define_leaves(m, data: ModelData) -> None:
     """With e_sm = nodes_sm + the DCI attachments (endpoints):
     rail_optimized: d1 su_sm >= e_sm (an SU holds d1 endpoints; one leaf per rail per SU);
     leaf_spine, fat_tree_3, leaf_mesh: d1 leaves_sm >= rails e_sm; rail_only: d1 leaves_sm >= e_sm;
-    leaf_mesh (2 leaves or more): 2 y_sm <= leaves_sm <= max_leaves_m y_sm (the bisection bound of its split)."""
+    leaf_mesh (2 leaves or more): 2 y_sm <= leaves_sm <= max_leaves_m y_sm (the bisection bound of its split).
+    A mode of every split counts its units (leaves, or su) per option: units_sm = sum_o lo_smo and
+    sum_o d_o lo_smo >= rails e_sm (leaf_spine) or e_sm (rail_optimized)."""
     rails = data.rails
 
     def rule(m, s, i):
         mode = data.modes[i]
+        if mode.splits:
+            per_endpoint = split_shape(mode, rails)[0]
+            return sum(d * m.lo[s, i, o] for o, (d, _, _) in enumerate(m.options[s, i])) >= per_endpoint * endpoints(
+                m, s, i)
         if mode.topology == "rail_optimized":
             return mode.d1 * m.su[s, i] >= endpoints(m, s, i)
         per_node = 1 if mode.topology == "rail_only" else rails
         return mode.d1 * m.leaves[s, i] >= per_node * endpoints(m, s, i)
 
     m.leaf_ports = pyo.Constraint(m.SM_su | m.SM_leafvar, rule=rule)
+    split = sorted({(s, i) for s, i, _ in m.SMO_split})
+    m.split_units = pyo.Constraint(split, rule=lambda m, s, i: (
+        m.su[s, i] if data.modes[i].topology == "rail_optimized" else m.leaves[s, i]) == sum(
+        m.lo[s, i, o] for o in range(len(m.options[s, i]))))
     mesh = [(s, i) for s, i in m.SM_leafvar if data.modes[i].topology == "leaf_mesh"]
     m.mesh_min = pyo.Constraint(mesh, rule=lambda m, s, i: m.leaves[s, i] >= 2 * m.y[s, i])
     m.mesh_max = pyo.Constraint(mesh, rule=lambda m, s, i: m.leaves[s, i] <= data.modes[i].max_leaves * m.y[s, i])
 
 
 def define_spines(m, data: ModelData) -> None:
-    """2-tier Clos with uniform striping: the spine count is a divisor j of u1 (sum_j z_smj = y_sm),
-    and the spines' ports hold every leaf uplink: P_spine sum_j j z_smj >= u1 leaves."""
-    smj_pairs = sorted({(s, i) for s, i, _ in m.SMJ})
-    m.spine_pick = pyo.Constraint(smj_pairs, rule=lambda m, s, i: sum(
-        m.z[s, i, j] for j in data.modes[i].spine_options()) == m.y[s, i])
-    m.spine_ports = pyo.Constraint(smj_pairs, rule=lambda m, s, i: data.modes[i].spine_ports * spine_count(
+    """2-tier Clos with uniform striping: one option o = (d, u, j) (sum_o z_smo = y_sm), its spine count j a divisor
+    of u; the spines' ports hold every leaf uplink: P_spine sum_o j z_smo >= u1 leaves (one split), or, with every
+    split, each option's units within what its spines hold: lo_smo <= min(floor(P j / (u b)), ceil(a E_sm / d))
+    z_smo (b leaves a unit, a ports an endpoint: split_shape; E_sm the most endpoints, more units than they need
+    never optimal)."""
+    m.spine_pick = pyo.Constraint(sorted(m.options), rule=lambda m, s, i: sum(
+        m.z[s, i, o] for o in range(len(m.options[s, i]))) == m.y[s, i])
+    single = [(s, i) for s, i in sorted(m.options) if not data.modes[i].splits]
+    m.spine_ports = pyo.Constraint(single, rule=lambda m, s, i: data.modes[i].spine_ports * spine_count(
         m, s, i) >= data.modes[i].u1 * leaf_count(m, s, i))
+
+    def option_units(m, s, i, o):
+        mode = data.modes[i]
+        d, u, j = m.options[s, i][o]
+        per_endpoint, unit = split_shape(mode, data.rails)
+        most = min(mode.spine_ports * j // (u * unit), -(-per_endpoint * data.endpoint_limit(s, i) // d))
+        return m.lo[s, i, o] <= most * m.z[s, i, o]
+
+    m.option_units = pyo.Constraint(m.SMO_split, rule=option_units)
 
 
 def define_aggregation_core(m, data: ModelData) -> None:
@@ -470,14 +544,14 @@ def define_aggregation_core(m, data: ModelData) -> None:
 def define_modules(m, data: ModelData) -> None:
     """Twin-port transceivers (k links a module): pooled ends 0 <= k x modules_smt - link ends <= (k - 1) y_sm
     (exactly the ceiling, so a design stopped short of optimality buys no spare modules; none in a mode not
-    chosen, whose links are 0); each of the j
-    spines of a 2-tier Clos holds u1 leaves / j ports:
-    k x spine_modules_smj >= u1 / j x (leaves - P_spine (1 - z_smj)) (2-tier leaves never exceed P_spine),
-    spine_modules_smj <= ceil(P_spine / k) z_smj (none for spine counts not chosen),
-    k x spine_modules_smj - u1 / j x leaves <= (k - 1) z_smj (exactly the ceiling: u1 / j is whole, j a divisor of
-    u1, so a design stopped short of optimality buys no spare modules), and in aggregate
-    k sum_j j spine_modules_smj >= u1 leaves (valid: the chosen j's row times j; it is what the LP relaxation
-    keeps of the spines' modules, where a fractional z_smj leaves the per-spine rows slack)."""
+    chosen, whose links are 0); each of the j spines of a 2-tier Clos option o = (d, u, j) holds u / j ports of
+    each leaf: with one split, k x spine_modules_smo >= u / j x (leaves - P_spine (1 - z_smo)) (2-tier leaves never
+    exceed P_spine), with every split k x spine_modules_smo >= u / j x b lo_smo (lo_smo is 0 when not chosen);
+    spine_modules_smo <= ceil(P_spine / k) z_smo (none for options not chosen),
+    k x spine_modules_smo - u / j x leaves <= (k - 1) z_smo (exactly the ceiling: u / j is whole, j a divisor of
+    u, so a design stopped short of optimality buys no spare modules), and in aggregate
+    k sum_o j spine_modules_smo >= the leaves' uplinks (valid: the chosen option's row times j; it is what the LP
+    relaxation keeps of the spines' modules, where a fractional z_smo leaves the per-spine rows slack)."""
     def excess(m, s, i, t):
         return data.modes[i].cables[t].links_per_module * m.modules[s, i, t] - tier_links(m, s, i)[t]
 
@@ -485,27 +559,36 @@ def define_modules(m, data: ModelData) -> None:
     m.module_round = pyo.Constraint(m.SMT, rule=lambda m, s, i, t: excess(m, s, i, t) <= (
         data.modes[i].cables[t].links_per_module - 1) * m.y[s, i])
 
-    def per_spine(m, s, i, j):
+    def spine_ends(m, s, i, o):
+        """Ports of each spine of option o when chosen: u / j leaves (one split: less P_spine when not chosen),
+        u / j b lo_smo with every split (lo_smo is 0 when not chosen)."""
+        mode = data.modes[i]
+        _, u, j = m.options[s, i][o]
+        if mode.splits:
+            return u // j * split_shape(mode, data.rails)[1] * m.lo[s, i, o]
+        return u // j * (leaf_count(m, s, i) - mode.spine_ports * (1 - m.z[s, i, o]))
+
+    def per_spine(m, s, i, o):
+        return data.modes[i].cables[1].links_per_module * m.spine_modules[s, i, o] >= spine_ends(m, s, i, o)
+
+    m.spine_module_count = pyo.Constraint(m.SMOW, rule=per_spine)
+
+    def per_spine_round(m, s, i, o):
         mode = data.modes[i]
         k = mode.cables[1].links_per_module
-        return k * m.spine_modules[s, i, j] >= mode.u1 / j * (leaf_count(m, s, i) - mode.spine_ports * (1 - m.z[s, i, j]))
-
-    m.spine_module_count = pyo.Constraint(m.SMJW, rule=per_spine)
-
-    def per_spine_round(m, s, i, j):
-        mode = data.modes[i]
-        k = mode.cables[1].links_per_module
-        return k * m.spine_modules[s, i, j] - mode.u1 // j * leaf_count(m, s, i) <= (k - 1) * m.z[s, i, j]
+        _, u, j = m.options[s, i][o]
+        ends = spine_ends(m, s, i, o) if mode.splits else u // j * leaf_count(m, s, i)
+        return k * m.spine_modules[s, i, o] - ends <= (k - 1) * m.z[s, i, o]
 
     def all_spines(m, s, i):
-        mode = data.modes[i]
-        k = mode.cables[1].links_per_module
-        return k * sum(j * m.spine_modules[s, i, j] for j in mode.spine_options()) >= mode.u1 * leaf_count(m, s, i)
+        k = data.modes[i].cables[1].links_per_module
+        return k * sum(j * m.spine_modules[s, i, o] for o, (_, _, j) in enumerate(m.options[s, i])) >= uplinks(
+            m, s, i)
 
-    m.spine_module_round = pyo.Constraint(m.SMJW, rule=per_spine_round)
-    m.spine_module_total = pyo.Constraint(sorted({(s, i) for s, i, _ in m.SMJW}), rule=all_spines)
-    m.spine_module_pick = pyo.Constraint(m.SMJW, rule=lambda m, s, i, j: m.spine_modules[s, i, j] <= -(
-        -data.modes[i].spine_ports // data.modes[i].cables[1].links_per_module) * m.z[s, i, j])
+    m.spine_module_round = pyo.Constraint(m.SMOW, rule=per_spine_round)
+    m.spine_module_total = pyo.Constraint(sorted({(s, i) for s, i, _ in m.SMOW}), rule=all_spines)
+    m.spine_module_pick = pyo.Constraint(m.SMOW, rule=lambda m, s, i, o: m.spine_modules[s, i, o] <= -(
+        -data.modes[i].spine_ports // data.modes[i].cables[1].links_per_module) * m.z[s, i, o])
 
 
 def define_count_limits(m, data: ModelData) -> None:
@@ -519,17 +602,21 @@ def define_count_limits(m, data: ModelData) -> None:
     capacity site s's routes can hold (cages for the ports of both sides it runs, and the buffer)."""
     rails = data.rails
 
+    def fewest_down(s, i):
+        mode = data.modes[i]
+        return min(d for d, _, _ in m.options[s, i]) if mode.splits else mode.d1
+
     def most_leaves(s, i):
         mode, n = data.modes[i], data.endpoint_limit(s, i)
         if mode.topology == "rail_optimized":
-            return rails * -(-n // mode.d1)
-        return -(-(1 if mode.topology == "rail_only" else rails) * n // mode.d1)
+            return rails * -(-n // fewest_down(s, i))
+        return -(-(1 if mode.topology == "rail_only" else rails) * n // fewest_down(s, i))
 
     def most_aggs(s, i):
         return -(-data.modes[i].u1 * most_leaves(s, i) // data.modes[i].d2)
 
     m.su_max = pyo.Constraint(m.SM_su, rule=lambda m, s, i: m.su[s, i] <= -(
-        -data.endpoint_limit(s, i) // data.modes[i].d1) * m.y[s, i])
+        -data.endpoint_limit(s, i) // fewest_down(s, i)) * m.y[s, i])
     plain = [(s, i) for s, i in m.SM_leafvar if data.modes[i].topology != "leaf_mesh"]
     m.leaves_max = pyo.Constraint(plain, rule=lambda m, s, i: m.leaves[s, i] <= most_leaves(s, i) * m.y[s, i])
     m.agg_max = pyo.Constraint(m.SM3, rule=lambda m, s, i: m.agg[s, i] <= most_aggs(s, i) * m.y[s, i])
@@ -1177,7 +1264,7 @@ def define_bounds(m, data: ModelData) -> None:
 
     for v, row in [(m.nodes, m.nodes_max), (m.su, getattr(m, "su_max", None)), (m.leaves, m.leaves_max),
                    (m.leaves, getattr(m, "mesh_max", None)), (m.agg, m.agg_max), (m.core, m.core_max),
-                   (m.spine_modules, m.spine_module_pick)]:
+                   (m.spine_modules, m.spine_module_pick), (m.lo, m.option_units)]:
         for key in (row or ()):
             v[key].setub(big_m(row[key], v[key]))
     co = table_rows(data.inputs, "coherent")

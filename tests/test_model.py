@@ -238,17 +238,20 @@ def test_rail_only_one_switch_per_rail(tmp_path):
 
 
 def test_rail_only_two_tier_per_rail(tmp_path):
-    """80 nodes > 64 ports: each rail is its own 2-tier Clos. Per rail: leaves = 80 / 32 -> 3,
-    spines: 64 j >= 3 x 32 = 96 -> j = 2. Times 8 rails: 24 leaves, 16 spines; 640 node-leaf DACs,
-    8 x 3 x 32 = 768 leaf-spine links = 1,536 sr400 modules.
-    IT watts = 800,000 + 40 x 500 + 640 + 15,360 = 836,000 W; facility 1,254,000 W.
-    capex = 8,000,000 + 400,000 + 64,000 + 768,000 + 1,000 + 1,254,000 = $10,487,000."""
+    """80 nodes > 64 ports: each rail is its own 2-tier Clos. Per rail: 3 leaves (ceil(80 / 32)) of 28 down and 28
+    up ports (84 >= 80 down, non-blocking; 4 ports dark each), their 84 uplinks on 2 spines (2 divides 28; 64 x 2 >=
+    84): $20,000 + 84 links x $1,000. The full 32/32 split needs 96 links on 2 spines ($116,000 against $104,000);
+    27/27 (81 >= 80) needs 3 spines (27's divisors 1, 3, ...: $111,000). Times 8 rails: 24 leaves, 16 spines; 640
+    node-leaf DACs, 8 x 84 = 672 leaf-spine links = 1,344 sr400 modules.
+    IT watts = 800,000 + 40 x 500 + 640 + 13,440 = 834,080 W; facility 1,251,120 W.
+    capex = 8,000,000 + 400,000 + 64,000 + 672,000 + 1,000 + 1,251,120 = $10,388,120."""
     sol = design(tmp_path, tables(640, topologies_allowed="rail_only"))
     s = opened(sol)["s1"]
     assert (s["nodes"], s["topology"], s["fabric_tiers"]) == (80, "rail_only", 2)
+    assert (s["tiers"][0]["down_ports"], s["tiers"][0]["up_ports"], s["oversubscription"]) == (28, 28, 1.0)
     check_site(sol, {"leaf": {"sw64": 24}, "spine": {"sw64": 16}},
-               {"node_leaf": (640, "dac400", 640), "leaf_spine": (768, "sr400", 1536)},
-               10_487_000)
+               {"node_leaf": (640, "dac400", 640), "leaf_spine": (672, "sr400", 1344)},
+               10_388_120)
 
 
 TWIN_CAGES = dict(SW64, cages=32)  # 64 x 400G in 32 twin-port cages of 800G, as a QM9700
@@ -287,18 +290,18 @@ def test_multi_link_modules_round_up(tmp_path):
 def test_twin_port_modules_counted_per_switch(tmp_path):
     """A twin-port module sits in one switch: a leaf with an odd number of uplinks needs one module
     more than half of them. max_oversubscription 5 on 32 twin-port cages: u = 11 uplinks take 6 cages, so
-    d <= 2 x (32 - 6) = 52 down ports (52 <= 5 x 11); 6 nodes (48 endpoints) need 1 leaf with 11 uplinks and 1
-    spine (a divisor of 11 with 64 ports). Leaf end: ceil(11 / 2) = 6 modules; spine end: ceil(11 / 2) = 6
-    modules; 12 in all (the 11 of an aggregate 2 x 11 / 2 would leave one uplink of the leaf and one port of the
-    spine unserved)."""
+    d <= 2 x (32 - 6) = 52 down ports (52 <= 5 x 11), the grid's split at 5:1; 6 nodes (48 endpoints) on 1 leaf
+    and 1 spine would take ceil(11 / 2) = 6 modules at each end, 12 in all (the 11 of an aggregate 2 x 11 / 2 would
+    leave one uplink of the leaf and one port of the spine unserved). 10 uplinks hold 50 >= 48 down ports within
+    5:1 (5 cages, 54 down ports by the cages): 5 modules at each end, 10 in all, the design."""
     twin = dict(SR, name="twin400", power_w=15, price_usd=800, links_per_module=2)
     sol = design(tmp_path, tables(48, switches=(TWIN_CAGES,), optics=(DAC, SPLIT, twin),
                                   topologies_allowed="leaf_spine", max_oversubscription=5))
     s = opened(sol)["s1"]
     assert tier_counts(s) == {"leaf": {"sw64": 1}, "spine": {"sw64": 1}}
     leaf = next(t for t in s["tiers"] if t["tier"] == "leaf")
-    assert (leaf["down_ports"], leaf["up_ports"]) == (52, 11)
-    assert link_counts(s)["leaf_spine"] == (11, "twin400", 12)
+    assert (leaf["down_ports"], leaf["up_ports"]) == (50, 10)
+    assert link_counts(s)["leaf_spine"] == (10, "twin400", 10)
     assert link_counts(s)["node_leaf"] == (48, "split400", 24)
 
 
@@ -636,47 +639,52 @@ def test_clock_runs_out():
 
 
 def test_spine_module_rows_hold_exactly_the_ceiling_of_each_spines_links():
-    """A 2-tier Clos of twin-port modules (k links a module) whose j spines take u1 / j links of each of L leaves:
-    the rows leave each spine exactly ceil(u1 L / j / k) modules (no spare one, as on a time-limited stop, no
-    fewer), and the aggregate row holds for that count."""
+    """A 2-tier Clos of twin-port modules (k links a module) whose option (d, u, j) has j spines take u / j links of
+    each of L leaves: the rows leave each spine exactly ceil(u L / j / k) modules (no spare one, as on a time-limited
+    stop, no fewer), and the aggregate row holds for that count. The default example's modes have one split each
+    (several sites); the SuperPOD's (one site) every split (its leaves counted per option)."""
     import pyomo.environ as pyo
 
     from designer.solve.prepare import prepare_data
-    from models.network import build_model, leaf_count
-
-    example = Path(__file__).resolve().parents[1] / "data" / "examples" / "superpod-h100.xlsx"
-    data = prepare_data(load_inputs(example))
-    model = build_model(data)
-    assert len(model.SMJW) > 1
+    from models.network import build_model, leaf_count, split_shape
 
     def holds(row) -> bool:
         body = pyo.value(row.body)
         return ((row.lower is None or body >= pyo.value(row.lower) - 1e-9)
                 and (row.upper is None or body <= pyo.value(row.upper) + 1e-9))
 
-    checked = 0
-    for s, i, j in model.SMJW:
-        mode, leaves_var = data.modes[i], model.su if (s, i) in model.SM_su else model.leaves
-        k = mode.cables[1].links_per_module
-        model.y[s, i].set_value(1)
-        for other in mode.spine_options():
-            model.z[s, i, other].set_value(int(other == j))
-            if (s, i, other) in model.SMJW:
+    checked = {}
+    for example in ("default", "superpod-h100"):
+        data = prepare_data(load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / f"{example}.xlsx"))
+        model = build_model(data)
+        checked[example] = 0
+        for s, i, o in model.SMOW:
+            mode, leaves_var = data.modes[i], model.su if (s, i) in model.SM_su else model.leaves
+            k = mode.cables[1].links_per_module
+            _, u, j = model.options[s, i][o]
+            model.y[s, i].set_value(1)
+            for other in range(len(model.options[s, i])):
+                model.z[s, i, other].set_value(int(other == o))
                 model.spine_modules[s, i, other].set_value(0)
-        for units in range(1, 5):
-            leaves_var[s, i].set_value(units)
-            leaves = round(pyo.value(leaf_count(model, s, i)))
-            if leaves * mode.u1 > mode.spine_ports * j:
-                continue  # more leaf uplinks than j spines hold
-            need = -(-(mode.u1 // j * leaves) // k)
-            rows = [model.spine_module_count[s, i, j], model.spine_module_round[s, i, j],
-                    model.spine_module_pick[s, i, j], model.spine_module_total[s, i]]
-            for count, expected in ((need, True), (need + 1, False), (need - 1, False)):
-                model.spine_modules[s, i, j].set_value(count)
-                assert all(holds(r) for r in rows) is expected, (j, leaves, count)
-            model.spine_modules[s, i, j].set_value(0)
-            checked += 1
-    assert checked >= 3
+                if (s, i, other) in model.SMO_split:
+                    model.lo[s, i, other].set_value(0)
+            for units in range(1, 5):
+                leaves_var[s, i].set_value(units)
+                if mode.splits:
+                    model.lo[s, i, o].set_value(units)
+                leaves = round(pyo.value(leaf_count(model, s, i)))
+                assert leaves == units * split_shape(mode, data.rails)[1]
+                if leaves * u > mode.spine_ports * j:
+                    continue  # more leaf uplinks than j spines hold
+                need = -(-(u // j * leaves) // k)
+                rows = [model.spine_module_count[s, i, o], model.spine_module_round[s, i, o],
+                        model.spine_module_pick[s, i, o], model.spine_module_total[s, i]]
+                for count, expected in ((need, True), (need + 1, False), (need - 1, False)):
+                    model.spine_modules[s, i, o].set_value(count)
+                    assert all(holds(r) for r in rows) is expected, (example, u, j, leaves, count)
+                model.spine_modules[s, i, o].set_value(0)
+                checked[example] += 1
+    assert checked["default"] >= 3 and checked["superpod-h100"] >= 1, checked
 
 
 def test_a_second_preparation_of_the_same_inputs_reads_the_kept_modes(monkeypatch):

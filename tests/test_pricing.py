@@ -47,8 +47,10 @@ def test_every_pair_column_is_found_and_no_other(instance):
     for s, i in model.SM:
         assert pairs[owner[columns[id(model.y[s, i])]]] == (s, i)
         assert pairs[owner[columns[id(model.nodes[s, i])]]] == (s, i)
-    for s, i, j in model.SMJ:
-        assert pairs[owner[columns[id(model.z[s, i, j])]]] == (s, i)
+    for s, i, o in model.SMO:
+        assert pairs[owner[columns[id(model.z[s, i, o])]]] == (s, i)
+    for s, i, o in model.SMO_split:
+        assert pairs[owner[columns[id(model.lo[s, i, o])]]] == (s, i)
     assert all(owner[columns[id(var)]] == -1 for var in model.open.values())
     assert all(owner[columns[id(var)]] == -1 for var in model.nodes_tot.values())
 

@@ -347,7 +347,7 @@ def test_a_step_level_keeps_what_pruning_its_modes_alone_keeps(tmp_path, monkeyp
             under = replace(everything, modes=[m for m in everything.modes
                                                if mode_step_s(sized, m) <= level * (1 + 1e-9)])
             with monkeypatch.context() as m:
-                m.setattr(prepare, "enumerate_modes", lambda _inputs, _ends=None, under=under: under)
+                m.setattr(prepare, "enumerate_modes", lambda _inputs, _ends=None, under=under, **_: under)
                 alone = [mode.id for mode in pruned(sized, None, None, False, None).modes]
             assert got == alone, level
     assert len(calls) == 2  # one preparation for each GPU count

@@ -17,13 +17,22 @@ from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
 from designer.solve.spares import spare_lines
 from designer.solve.training import training_block
-from models.modes import hall_nodes, pool_gbps, power_cap_mw, site_floor, site_layout_of, site_rack_kw
+from models.modes import (
+    hall_nodes,
+    oversubscription_of,
+    pool_gbps,
+    power_cap_mw,
+    site_floor,
+    site_layout_of,
+    site_rack_kw,
+)
 from models.intersite import bdp_mb, is_gray, links_on_pairs, required_osnr, route_watts
 from models.network import (
     HOURS_PER_YEAR,
     cable_items,
     core_count,
     leaf_count,
+    leaf_split,
     plant_counts,
     router_groups,
     spine_count,
@@ -263,8 +272,9 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     cores = mult * ival(core_count(model, s, i))
     bom.add(s, "nodes", str(inputs.project["node_type"]), nodes, node["node_price_usd"],
             float(node["node_power_kw"]) * 1e3)
-    tiers = [{"tier": "leaf", "model": mode.leaf, "count": leaves, "port_gbps": mode.g0, "down_ports": mode.d1,
-              "up_ports": mode.u1, "down_gbps": mode.g0, "up_gbps": (mode.g1 or mode.g0) if mode.tiers >= 2 else None,
+    down, up = leaf_split(model, s, i)
+    tiers = [{"tier": "leaf", "model": mode.leaf, "count": leaves, "port_gbps": mode.g0, "down_ports": down,
+              "up_ports": up, "down_gbps": mode.g0, "up_gbps": (mode.g1 or mode.g0) if mode.tiers >= 2 else None,
               "buffer_mb": float(sw.loc[mode.leaf, "buffer_mb"])}]
     bom.add(s, "switches", mode.leaf, leaves, sw.loc[mode.leaf, "price_usd"], sw.loc[mode.leaf, "power_w"])
     if spines:
@@ -293,7 +303,8 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     planes = int(node["planes"])
     return {
         "nodes": nodes, "gpus": nodes * gpn, "topology": mode.topology, "protocol": mode.protocol,
-        "link_gbps": mode.g0, "oversubscription": mode.oversubscription, "tiers": tiers,
+        "link_gbps": mode.g0, "tiers": tiers,
+        "oversubscription": oversubscription_of(down, up, mode.g0, mode.g1) if mode.splits else mode.oversubscription,
         "fabric_latency_us": round(mode.latency_us, 6), "fabric_tiers": mode.tiers, "planes": planes,
         "rails": data.rails, "endpoints": nodes * int(node["nics_per_node"]),
         "scalable_units": ival(model.su[s, i]) if (s, i) in model.SM_su else None,

@@ -102,7 +102,7 @@ def workload_of(inputs) -> dict | None:
 def pruned(inputs, latency_cap: float | None, penalty, by_latency: bool, ends: float | None) -> ModelData:
     """prepare_data's work: the modes enumerated, filtered and pruned, in the model data with its inter-site
     data and the workload's parameters."""
-    modeset = enumerate_modes(inputs, ends)
+    modeset = enumerate_modes(inputs, ends, splits=every_split_applies(inputs))
     if latency_cap is not None:
         slower = [m for m in modeset.modes if m.latency_us > latency_cap + 1e-9]
         modeset.filtered["slower than the least worst-case latency (min_latency objective)"] += len(slower)
@@ -144,6 +144,15 @@ def pruned(inputs, latency_cap: float | None, penalty, by_latency: bool, ends: f
 
 
 INF = math.inf
+
+
+def every_split_applies(inputs) -> bool:
+    """Whether a 2-tier Clos offers every leaf split within max_oversubscription (models.splits), not the grid's
+    levels alone: under the cost objectives, on a workbook of one usable site. The training objectives read a mode's
+    one oversubscription in its step. With more sites a site's node count ranges over its whole limit, and the
+    options some count needs grew the default example's Clos pairs from 6 to 63 options each and HiGHS from 1.3 to
+    193 s (README Performance)."""
+    return inputs.project.get("objective") not in TRAINING_OBJECTIVES and len(site_list(inputs)) == 1
 
 
 def at_most(data: ModelData, level: float) -> ModelData:

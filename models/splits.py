@@ -1,0 +1,129 @@
+"""Leaf port splits of a 2-tier Clos between the oversubscription grid's levels.
+
+DESIGN 1/4 chooses a tier's oversubscription within the planner's limit: a leaf of u uplinks at g_up takes at most
+d(u) down ports at g_down (d g_down <= limit u g_up, within its bandwidth and cages: models.modes.every_split). Its
+u uplinks stripe over j spines (j divides u; k = u / j links from each leaf to each spine), so the P ports of a
+spine hold k links from each of at most floor(P / k) leaves. An option (d, u, j) of a mode is one such choice; the
+MILP picks one per site (models.network.define_spines). A split that leaves ports dark can be the cheapest: 40 down
+and 20 up ports of a 64-port leaf stripe over 2 spines, where the full 42/21 needs 3.
+
+Which options can an optimal design use? Per plane, for e endpoints (a leaf ports an endpoint, b leaves a counted
+unit: models.network.split_shape), option (d, u, j) has ceil(a e / d) units, b units leaves, j spines, b units u
+uplinks and their items (a cable or two modules per link; twin-port modules counted per switch: ceil(u / K) at each
+leaf, ceil(b units k / K) at each spine), and holds e only when units <= floor(P j / (u b)). What the rest of the
+model reads of them is their price (switches, items, the fiber plant per link), their power and their patched
+links (the site's ceil(2 x / P) panels, x its patched links), each the same at every site the mode's cables are
+chosen for. So at each e an option is never needed when another feasible option costs no more with the panels its
+extra patched links can add (ceil(2 max(0, dx) / P) at most: ceil(a + b) <= ceil(a) + ceil(b)) and draws no more
+power (the energy price and the power cap then favour it too); an option needed at no e of a range is left out:
+- static_options: (d', j', k') matches or beats (d, j, k) at every e when d' >= d, j' <= j and k' <= k;
+- relevant_options: at each e in a range, the options no other feasible one matches or beats (a tie kept once).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+CHUNK = 512  # endpoint counts compared at once
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What an option's figures depend on besides (d, u, j): a (leaf ports an endpoint), b (leaves a unit), P
+    (spine ports at the uplink speed), the switches' price and power, and the uplinks' item: K links a module,
+    cable (one item a link) or transceiver (two), its price and power, the fiber plant a link takes, and whether its
+    links are patched (transceivers past cable_in_rack_m) and the price and ports of a panel (0: none)."""
+
+    per_endpoint: int
+    leaves_per_unit: int
+    spine_ports: int
+    leaf_usd: float
+    leaf_w: float
+    spine_usd: float
+    spine_w: float
+    links_per_item: int
+    cable: bool
+    item_usd: float
+    item_w: float
+    plant_usd: float
+    patched: bool
+    panel_usd: float = 0.0
+    panel_ports: int = 0
+
+    def panels(self, more: np.ndarray) -> np.ndarray:
+        """USD of the most panels ``more`` patched links add (ceil(2 max(0, more) / P) panels)."""
+        if not self.panel_ports:
+            return np.zeros(np.shape(more))
+        return self.panel_usd * np.ceil(2 * np.maximum(more, 0) / self.panel_ports - 1e-9)
+
+
+@functools.lru_cache(maxsize=4096)
+def static_options(splits: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int, int], ...]:
+    """(d, u, j) for each split (d, u) and each j dividing u, without those another option dominates at every
+    endpoint count (more or as many down ports, no more spines, no more links from a leaf to a spine)."""
+    cand = [(d, u, j) for d, u in splits for j in range(1, u + 1) if u % j == 0]
+    keep = []
+    for d, u, j in cand:
+        k = u // j
+        if not any(d2 >= d and j2 <= j and u2 // j2 <= k and (d2, j2, u2 // j2) != (d, j, k)
+                   for d2, u2, j2 in cand):
+            keep.append((d, u, j))
+    return tuple(keep)
+
+
+def option_figures(options, shape: Shape, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(price USD, power W, patched links) per plane of each option (rows) at endpoint counts e (columns): leaves,
+    spines and the uplinks' items and plant (the module docstring's counts); inf where the option cannot hold e."""
+    d, u, j = (np.array(x, dtype=np.int64)[:, None] for x in zip(*options))
+    e = np.asarray(e, dtype=np.int64)[None, :]
+    b, K = shape.leaves_per_unit, shape.links_per_item
+    units = -(-shape.per_endpoint * e // d)
+    leaves = b * units
+    links = leaves * u
+    if K == 1:
+        items = (1 if shape.cable else 2) * links
+    else:
+        items = leaves * -(-u // K) + j * -(-(leaves * (u // j)) // K)
+    price = shape.leaf_usd * leaves + shape.spine_usd * j + shape.item_usd * items + shape.plant_usd * links
+    power = shape.leaf_w * leaves + shape.spine_w * j + shape.item_w * items
+    patched = links.astype(float) if shape.patched else np.zeros(links.shape)
+    out = units > shape.spine_ports * j // (u * b)
+    return np.where(out, np.inf, price), np.where(out, np.inf, power), np.where(out, np.inf, patched)
+
+
+@functools.lru_cache(maxsize=65536)
+def relevant_options(options: tuple[tuple[int, int, int], ...], shape: Shape, lo: int,
+                     hi: int) -> tuple[tuple[int, int, int], ...]:
+    """The options (static_options) some endpoint count e in [lo, hi] needs: feasible there and not matched or
+    beaten by another feasible option on price (with the panels of its extra patched links) and power (of two
+    alike, the first is kept). Each count's cheapest option (least power among the cheapest) is needed; an option it
+    does not match or beat is checked against all."""
+    if hi < lo or len(options) < 2:
+        return options
+    needed = np.zeros(len(options), dtype=bool)
+    index = np.arange(len(options))
+    for start in range(lo, hi + 1, CHUNK):
+        e = np.arange(start, min(hi, start + CHUNK - 1) + 1)
+        price, power, patched = option_figures(options, shape, e)
+        feasible = np.isfinite(price)
+        cheapest = np.where(price == price.min(axis=0), power, np.inf)
+        star = np.argmin(cheapest, axis=0)  # per column, first of the least power among the cheapest
+        cols = np.arange(len(e))
+        needed[star[np.isfinite(cheapest[star, cols])]] = True
+
+        def beaten(rows, c, mine):
+            """Whether options ``rows`` at column c each match or beat the option of figures ``mine``."""
+            cost = price[rows, c] + shape.panels(patched[rows, c] - mine[2])
+            return (cost <= mine[0]) & (power[rows, c] <= mine[1]) & (
+                (cost < mine[0]) | (power[rows, c] < mine[1]) | (rows < mine[3]))
+
+        own = (price, power, patched, index[:, None])
+        lost = beaten(star[None, :], cols[None, :], own)
+        for o, c in zip(*np.nonzero(feasible & ~lost & (index[:, None] != star[None, :]))):
+            if not needed[o] and not np.any(feasible[:, c] & beaten(index, c, (price[o, c], power[o, c],
+                                                                              patched[o, c], o))):
+                needed[o] = True
+    return tuple(o for o, keep in zip(options, needed) if keep)
