@@ -25,17 +25,19 @@ patched links. Putting A for B grows them by at most ceil(2 max(0, d) / P) panel
 ceil(b)), d = long_A(n) - long_B(n) at B's least counts (its real links are no fewer), with attachments
 d = dS(e) + max_{e - V <= n <= e} dL(n): A's cost takes them on top, B's none.
 
-A mode of every leaf split (Mode.splits, models.splits) is a design of one of its options at each count: as A, its
-figures are those of its cheapest option there; as B, each figure's least over its options (no design of it is
-below them), so A dominates it only where it beats every option.
+A 2-tier Clos of every leaf split (Mode.splits, models.splits) is a design of one of its options at each count: as
+A, its figures are those of its cheapest option there; as B, each figure's least over its options (no design of it
+is below them), so A dominates it only where it beats every option. A 3-tier one is never B.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-from models.modes import Mode, check_deadline, plant_bounds, plant_rows, split_figures, switch_rows
-from models.splits import option_figures
+from models.modes import Mode, check_deadline, plant_bounds, plant_rows, split_figures, switch_rows, unit_shape
+from models.splits import option_figures, static_splits, three_tier_options
 
 SAMPLES = 48
 STRONG = 64  # modes per screening count tried first as dominators
@@ -241,19 +243,107 @@ def window_min(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def prune(modes: list[Mode], inputs, site_limits: dict[str, int], criteria: np.ndarray | None = None,
-          window: int = 0, ends: float | None = None) -> tuple[list[Mode], dict]:
+          window: int = 0, ends: float | None = None, only: int | None = None) -> tuple[list[Mode], dict]:
     """Modes not dominated by another; ``{dropped id: dominating id}``. A mode dominates another only where
     it applies at every site the other does; ``site_limits`` bounds the endpoint counts each site can hold;
     ``criteria`` (modes x k, lower is better) are the further figures a dominating mode must not exceed;
     ``window``: V, the most DCI attachments a site's leaves may hold besides its nodes (the module docstring's
-    rule; 0: none); ``ends``: a deadline (perf_counter seconds) checked every CHECK_EVERY modes (PastDeadline)."""
+    rule; 0: none); ``ends``: a deadline (perf_counter seconds) checked every CHECK_EVERY modes (PastDeadline);
+    ``only``: the one endpoint count any design has (one usable site holding the whole job): compared there alone
+    (_at_one_count)."""
     if len(modes) < 2:
         return list(modes), {}
     crit = np.zeros((len(modes), 0)) if criteria is None else np.asarray(criteria, dtype=float)
     check_deadline(ends, f"{len(modes):,} modes to check for dominance")
     modes, crit, dropped = _same_fabric(modes, crit, ends)
-    kept, more = _pairwise(modes, crit, inputs, site_limits, window, ends)
+    if only is not None:
+        kept, more = _at_one_count(modes, crit, inputs, only, ends)
+    else:
+        kept, more = _pairwise(modes, crit, inputs, site_limits, window, ends)
     return kept, {**dropped, **more}
+
+
+def three_tier_cost_power(mode: Mode, n: int, inputs, rails: int, multiplier: int, plant: tuple) -> tuple:
+    """A 3-tier mode of every split at n endpoints (models.splits.three_tier_options): cost, power and patched links
+    of its switches and links above the leaves, of its cheapest (leaf, aggregation) split pair, and each figure's
+    least over the pairs; ``plant``: (plant rows as dicts, cable_in_rack_m)."""
+    sw = switch_rows(inputs)
+    plant, in_rack = plant
+    per_endpoint, per_unit = unit_shape(mode.topology, rails)
+    (k1, k2) = (mode.cables[1].links_per_module, mode.cables[2].links_per_module)
+    leaf, aggregation = three_tier_options(mode.options(), static_splits(mode.splits2), per_endpoint, per_unit,
+                                           mode.core_ports, (k1, k2), n, n)
+    rows = []
+    for (d, u, _), (d2, u2) in itertools.product(leaf, aggregation):
+        leaves = per_unit * -(-per_endpoint * n // d)
+        aggs = -(-leaves * u // d2)
+        counts = {mode.leaf: leaves, mode.spine: 0, mode.core: 0}
+        counts[mode.spine] += aggs
+        counts[mode.core] += -(-aggs * u2 // mode.core_ports)
+        cost = sum(float(sw[m]["price_usd"]) * c for m, c in counts.items())
+        power = sum(float(sw[m]["power_w"]) * c for m, c in counts.items())
+        patched = 0.0
+        for cable, links, ends in ((mode.cables[1], leaves * u, (leaves, u)), (mode.cables[2], aggs * u2, (aggs, u2))):
+            k = cable.links_per_module
+            items = cable.modules_per_link * links if k == 1 else ends[0] * -(-ends[1] // k) + -(-links // k)
+            cost += cable.unit_price * items + plant_bounds(plant, cable, in_rack)[0] * links
+            power += cable.unit_power_w * items
+            patched += links if cable.kind == "transceiver" and cable.length_m > in_rack else 0
+        rows.append((cost, power, patched))
+    figures = multiplier * np.array(rows, dtype=float).reshape(-1, 3)
+    return figures[np.lexsort((figures[:, 1], figures[:, 0]))[0]], figures.min(axis=0)
+
+
+def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: float | None = None):
+    """Dominance at one endpoint count n (one site, no attachments): A dominates B when A holds n, costs no more
+    with the panels its extra patched links may add and draws no more power, each as the module docstring's figures
+    (a mode of every split: its cheapest option as A, each figure's least as B), and is no worse on the criteria; a
+    mode that cannot hold n serves no design: one that holds it and is no worse on the criteria dominates it, and it
+    dominates none (the model's demand rules it out)."""
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    nics, planes = int(node["nics_per_node"]), int(node["planes"])
+    rails = nics // planes
+    sw = switch_rows(inputs)
+    plant = ({role: row.to_dict() for role, row in plant_rows(inputs).items()},
+             float(inputs.project.get("cable_in_rack_m") or 0.0))
+    at, counts, node_links = np.array([n], dtype=np.int64), {}, {}
+    mine = np.full((2, len(modes), 3), np.inf)  # [as A, as B] x mode x (cost, power, patched)
+    for i, mode in enumerate(modes):
+        if i % CHECK_EVERY == 0:
+            check_deadline(ends, f"{i:,} of {len(modes):,} modes sized for the dominance check")
+        if mode.node_cap < n:
+            continue
+        mult = planes * (rails if mode.topology == "rail_only" else 1)
+        key = (mode.cables[0], mult)
+        if key not in node_links:
+            links = cost_power(mode, at, sw, nics, rails, mult, None, "nodes", plant)
+            node_links[key] = np.array([f[0] for f in links])
+        if mode.splits and mode.tiers == 2:
+            ups = [np.array([f[0] for f in split_cost_power(mode, at, inputs, rails, mult, least)])
+                   for least in (False, True)]
+        elif mode.splits:
+            ups = three_tier_cost_power(mode, n, inputs, rails, mult, plant)
+        else:
+            ups = [np.array([f[0] for f in cost_power(mode, at, sw, nics, rails, mult, counts, "switches", plant)])] * 2
+        mine[:, i] = np.array(ups) + node_links[key]
+    dropped: dict[str, str] = {}
+    fits = np.isfinite(mine[0, :, 0])
+    alive = np.ones(len(modes), dtype=bool)
+    kept = np.zeros(0, dtype=np.int64)
+    order = np.lexsort((np.arange(len(modes)), mine[1, :, 1], mine[1, :, 0]))
+    for b in order:
+        if len(kept):
+            cost = mine[0, kept, 0] + panel_usd(plant[0], mine[0, kept, 2] - mine[1, b, 2])
+            ok = ((cost <= mine[1, b, 0]) & (mine[0, kept, 1] <= mine[1, b, 1])
+                  & np.all(crit[kept] <= crit[b] + 1e-12, axis=1))
+            if ok.any():
+                dropped[modes[b].id] = modes[int(kept[np.argmax(ok)])].id
+                alive[b] = False
+                continue
+        if fits[b]:
+            kept = np.append(kept, b)
+    return [m for m, keep in zip(modes, alive) if keep], dropped
+
 
 
 def _same_fabric(modes: list[Mode], crit: np.ndarray, ends: float | None = None):
@@ -308,7 +398,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
         switches and upper links alone where attachments share the leaves; of a mode of every leaf split, its
         cheapest option's (split_cost_power), or ``least`` the least figures over its options."""
         if (i, least) not in cache:
-            if modes[i].splits:
+            if modes[i].splits and modes[i].tiers == 2:
                 n = every[:limits[i]]
                 ups = split_cost_power(modes[i], n, inputs, rails, mults[i], least)
                 nodes = () if window else cost_power(modes[i], n, sw, nics, rails, mults[i], None, "nodes", plant)
@@ -361,7 +451,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
             s_cost[members], s_power[members] = sampled(modes, members, sample, sw, nics, rails, mults[members[0]],
                                                         sample_counts, plant)
     for i, mode in enumerate(modes):
-        if mode.splits:  # the least over its options: a mode that dominates it is below it there too
+        if mode.splits and mode.tiers == 2:  # the least over its options: a mode dominating it is below it there too
             fit = sample[sample <= limits[i]]
             if len(fit):
                 cost, power, _ = split_cost_power(mode, fit, inputs, rails, mults[i], True)
@@ -379,7 +469,10 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     def dominator(b: int, pool: np.ndarray) -> int | None:
         """The first mode of ``pool`` (alive, index order) that dominates b: screened on a few sampled node
         counts (most candidates fail there), then on every sample and the criteria, then checked exactly
-        over 1..limit_b."""
+        over 1..limit_b. A 3-tier mode of every split is dominated by none (its figures here are its grid split's:
+        one design it can be, as the dominating mode)."""
+        if modes[b].splits and modes[b].tiers == 3:
+            return None
         lim = limits[b]
         cand = pool[alive[pool] & (limits[pool] >= lim)]  # a mode that holds fewer nodes than b dominates none
         cand = cand[np.all(screen[cand] <= screen[b], axis=1)]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from models.layout import ATTACH, attach_length, site_layout, tier_lengths
-from models.splits import Shape, static_options
+from models.splits import Shape, static_options, static_splits
 
 PROPAGATION_NS_PER_M = 5.0
 SPEEDS_GBPS = (200, 400, 800, 1600)
@@ -114,9 +114,10 @@ class Mode:
     # DCI router-to-leaf links at the NIC speed, the Pareto-optimal cables over the sites' attach length; none
     # when no DCI router speaks the leaf's family at that speed (the fabric then carries no inter-site traffic)
     attach: tuple[Cable, ...] = ()
-    # a 2-tier Clos at the oversubscription limit: every leaf split (d, u) within it (models.splits); () for the one
-    # split (d1, u1)
+    # a Clos at the oversubscription limit: every leaf split (d, u) within it (models.splits); () for the one split
+    # (d1, u1); splits2: a 3-tier one's every aggregation split (d2, u2)
     splits: tuple[tuple[int, int], ...] = ()
+    splits2: tuple[tuple[int, int], ...] = ()
 
     @property
     def rail_based(self) -> bool:
@@ -128,7 +129,10 @@ class Mode:
 
     def options(self) -> tuple[tuple[int, int, int], ...]:
         """A 2-tier Clos's (down ports, up ports, spines) choices: the split (d1, u1) over each spine count dividing
-        u1, or, with ``splits``, those of every split no other dominates (models.splits.static_options)."""
+        u1, or, with ``splits``, those of every split no other dominates (models.splits.static_options); a 3-tier
+        one's leaf splits (d, u, 0) no other dominates (models.splits.static_splits)."""
+        if self.tiers == 3:
+            return tuple((d, u, 0) for d, u in static_splits(self.splits))
         if self.splits:
             return static_options(self.splits)
         return tuple((self.d1, self.u1, j) for j in self.spine_options())
@@ -260,9 +264,10 @@ def fits_cages(tier: str, gbps: int, kind: str, links_per_module: int, cages: tu
     return all(gbps * links_per_module == cage for cage in cages)
 
 
+@functools.lru_cache(maxsize=16)
 def plant_rows(inputs) -> dict:
     """The cheapest fiber_plant row of each role (jumper, trunk, panel, ...) priced into a design; none when the
-    project switches the fiber plant off."""
+    project switches the fiber plant off. Once per inputs: the dominance check reads it for each mode it sizes."""
     table = inputs.fiber_plant
     if not inputs.project.get("fiber_plant", True) or not len(table):
         return {}
@@ -447,7 +452,7 @@ def enumerate_modes(inputs, ends: float | None = None, splits: bool = False) -> 
                                      levels, reject, max_latency, splits):
                 key = (fabric.topology, fabric.tiers, fabric.protocol, fabric.leaf, fabric.spine, fabric.core,
                        fabric.g1, fabric.g2, fabric.d1, fabric.u1, fabric.d2, fabric.u2, fabric.node_cap,
-                       fabric.splits)
+                       fabric.splits, fabric.splits2)
                 if key in seen:
                     reject("same port split as a lower oversubscription level", fabric.id)
                     continue
@@ -597,7 +602,7 @@ def _modes_for(inputs, topology, tiers, hops, protocol, by_role, g0, rails, leve
                         for mesh_leaves in sizes:
                             yield from _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
                                                     g1, g2, level1, level2, rails, reject, breakdown, mesh_leaves,
-                                                    splits and level1 == lv1[-1])
+                                                    splits and level1 == lv1[-1] and level2 == lv2[-1])
             if tiers >= 2 and topology != "leaf_mesh" and not g1_opts:
                 reject("no common uplink speed between leaf and upper tier", f"{topology}/{leaf}/{spine}")
 
@@ -606,7 +611,8 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
                  level1, level2, rails, reject, breakdown, mesh_leaves=0, every=False):
     """Yield the fabric of one combination (its cables are chosen per site by _cabled); ``breakdown`` is the
     combination's worst-case latency by component without cable propagation (_latency_breakdown); ``every``: a
-    2-tier Clos offers every leaf split within level1 (Mode.splits)."""
+    Clos offers every leaf split within level1 (Mode.splits), a 3-tier one every aggregation split within level2
+    (Mode.splits2) too."""
     switches = switch_rows(inputs)
     label = "/".join(str(x) for x in (topology, tiers, protocol, leaf, spine, core, g0, g1, g2, level1, level2))
     if mesh_leaves:
@@ -632,10 +638,12 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
         if d2 <= 0 or u2 <= 0:
             reject("switch too small for the oversubscription split", label)
             return
-    splits = ()
-    if every and tiers == 2 and not mesh2:
+    splits = splits2 = ()
+    if every and tiers >= 2 and not mesh2:
         splits = every_split(tuple(switches[leaf]["port_modes"].items()), g0, g1, level1, switch_cages(switches[leaf]))
-        splits = splits if len(splits) > 1 else ()
+    if every and tiers == 3:
+        splits2 = every_split(tuple(switches[spine]["port_modes"].items()), g1, g2, level2,
+                              switch_cages(switches[spine]))
     node_cap = _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports)
     if node_cap <= 0:
         reject("topology cannot hold one node with this switch", label)
@@ -650,7 +658,7 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
         g0=g0, g1=g1, g2=g2, d1=d1, u1=u1, d2=d2, u2=u2, spine_ports=spine_ports, core_ports=core_ports,
         level1=level1, level2=level2, oversubscription=ratio,
         latency_us=sum(breakdown.values()), latency_breakdown_us=breakdown, node_cap=node_cap,
-        max_leaves=mesh_leaves, splits=splits,
+        max_leaves=mesh_leaves, splits=splits, splits2=splits2,
     )
 
 
@@ -660,10 +668,12 @@ def rounded_ratio(ratio: float) -> float:
     return math.ceil(ratio * 1e4 - 1e-6) / 1e4
 
 
-def oversubscription_of(d: int, u: int, g_down: int, g_up: int) -> float:
-    """The oversubscription of a 2-tier Clos whose leaves have d down ports at g_down and u up at g_up (1 at
-    least: the spines' tier is not oversubscribed)."""
-    return rounded_ratio(max(d * g_down / (u * g_up), 1.0))
+def oversubscription_of(mode: Mode, leaf: tuple[int, int], aggregation: tuple[int, int] | None = None) -> float:
+    """The oversubscription of a Clos of ``mode``'s speeds whose leaves split (d, u), and a 3-tier one's aggregation
+    switches (d2, u2): the worse tier's (a 2-tier one's spines are not oversubscribed: 1)."""
+    (d, u), (d2, u2) = leaf, aggregation or (0, 1)
+    second = d2 * mode.g1 / (u2 * mode.g2) if mode.tiers == 3 else 1.0
+    return rounded_ratio(max(d * mode.g0 / (u * mode.g1), second))
 
 
 def _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports) -> int:

@@ -43,7 +43,7 @@ from models.modes import (
     table_rows,
     unit_shape,
 )
-from models.splits import relevant_options
+from models.splits import relevant_options, static_splits, three_tier_options
 
 HOURS_PER_YEAR = 8760.0
 COST_SCALE = 1e6  # the cost objective in millions of USD: keeps HiGHS well scaled
@@ -196,17 +196,34 @@ class ModelData:
 
     def clos_options(self, s: str, i: int) -> tuple[tuple[int, int, int], ...]:
         """The (down ports, up ports, spines) options of 2-tier Clos mode i at site s: its one split over each spine
-        count dividing its uplinks, or, for a mode of every split (Mode.splits), those some endpoint count the site
-        holds needs (models.splits.relevant_options, over the endpoint counts of the sites it applies at, the same
-        options at each: a site's options are the same whichever site's limit is the larger; the only usable site
-        holds the whole job)."""
+        count dividing its uplinks, or, for a mode of every split (Mode.splits), those some endpoint count the sites
+        it applies at hold needs (models.splits.relevant_options); a 3-tier mode of every split: its leaf splits
+        (d, u, 0) some count needs (models.splits.three_tier_options)."""
         mode = self.modes[i]
         if not mode.splits:
             return mode.options()
-        most = max(self.endpoint_limit(t, i) for t in mode.sites if t in self.site_set)
+        if mode.tiers == 3:
+            return self.three_tier(i)[0]
+        return relevant_options(mode.options(), split_figures(self.inputs, mode, self.rails), *self.split_range(i))
+
+    def agg_options(self, s: str, i: int) -> tuple[tuple[int, int], ...]:
+        """The aggregation splits (d2, u2) of 3-tier mode i of every split at site s some endpoint count needs."""
+        return self.three_tier(i)[1]
+
+    def three_tier(self, i: int) -> tuple[tuple, tuple]:
+        """models.splits.three_tier_options of 3-tier mode i of every split over split_range."""
+        mode = self.modes[i]
+        return three_tier_options(mode.options(), static_splits(mode.splits2), *unit_shape(mode.topology, self.rails),
+                                  mode.core_ports, (mode.cables[1].links_per_module, mode.cables[2].links_per_module),
+                                  *self.split_range(i))
+
+    def split_range(self, i: int) -> tuple[int, int]:
+        """The endpoint counts mode i of every split may serve: up to the most of the sites it applies at (one
+        range for all: a site's options are the same whichever site's limit is the larger), from 1, or the whole
+        job on the only usable site."""
+        most = max(self.endpoint_limit(t, i) for t in self.modes[i].sites if t in self.site_set)
         job = -(-int(self.inputs.project["gpus_required"]) // int(self.node["gpus_per_node"]))
-        least = min(most, job) if len(self.sites) == 1 else 1
-        return relevant_options(mode.options(), split_figures(self.inputs, mode, self.rails), least, most)
+        return (min(most, job) if len(self.sites) == 1 else 1), most
 
     @functools.cached_property
     def site_set(self) -> frozenset:
@@ -263,7 +280,8 @@ def build_model(data: ModelData, bounds: bool = True, ends: float | None = None)
 def define_sets(m, data: ModelData) -> None:
     """S sites, M modes, SM the (site, mode) pairs where the mode applies (its cables are the site's), SMO
     the split and spine options of 2-tier Clos modes (ModelData.clos_options; SMO_split those of modes of every
-    split, m.options their (d, u, j) by pair), R routes, RC route x coherent type within reach, K DCI routers,
+    split, m.options their (d, u, j) by pair; a 3-tier mode of every split its leaf splits (d, u, 0) there and its
+    aggregation splits in SMQ, m.agg_options), R routes, RC route x coherent type within reach, K DCI routers,
     SK = S x K, N support networks, SN = S x N, SMA the DCI attachment cable options of modes at sites with
     routes."""
     m.S = pyo.Set(initialize=data.sites, ordered=True)
@@ -274,14 +292,19 @@ def define_sets(m, data: ModelData) -> None:
     m.SM_su = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM
                                                 if data.modes[i].topology == "rail_optimized"])
     m.SM_leafvar = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers >= 2])
-    m.options = {(s, i): data.clos_options(s, i) for s, i in m.SM if has_spine_options(data.modes[i])}
+    m.options = {(s, i): data.clos_options(s, i) for s, i in m.SM
+                 if has_spine_options(data.modes[i]) or (data.modes[i].tiers == 3 and data.modes[i].splits)}
     m.SMO = pyo.Set(dimen=3, initialize=[(s, i, o) for (s, i), options in m.options.items()
                                          for o in range(len(options))])
     m.SMO_split = pyo.Set(within=m.SMO, initialize=[(s, i, o) for s, i, o in m.SMO if data.modes[i].splits])
     m.SM3 = pyo.Set(within=m.SM, initialize=[(s, i) for s, i in m.SM if data.modes[i].tiers == 3])
     m.SMT = pyo.Set(dimen=3, initialize=[(s, i, t) for s, i in m.SM for t in twin_tiers(data.modes[i])
                                          if pooled_ends(data.modes[i], t)])
-    m.SMOW = pyo.Set(dimen=3, initialize=[(s, i, o) for s, i, o in m.SMO if 1 in twin_tiers(data.modes[i])])
+    m.SMOW = pyo.Set(dimen=3, initialize=[(s, i, o) for s, i, o in m.SMO if 1 in twin_tiers(data.modes[i])
+                                          and has_spine_options(data.modes[i])])
+    m.agg_options = {(s, i): data.agg_options(s, i) for s, i in m.SM if data.modes[i].splits2}
+    m.SMQ = pyo.Set(dimen=3, initialize=[(s, i, q) for (s, i), options in m.agg_options.items()
+                                         for q in range(len(options))])
     routes = data.inter.routes
     m.R = pyo.Set(initialize=[r.key for r in routes], ordered=True)
     m.RC = pyo.Set(dimen=2, initialize=[(r.key, c) for r in routes for c in r.coherent])
@@ -301,7 +324,8 @@ def define_sets(m, data: ModelData) -> None:
 def define_variables(m, data: ModelData) -> None:
     """open_s, y_sm binaries; nodes_sm, su_sm, leaves_sm, agg_sm, core_sm, modules_smt integers;
     z_smo split and spine option binaries, lo_smo the leaves (scalable units) of a mode of every split in its
-    option o; route, coherent, wavelength, fiber, router and flow variables; support_sn switches of each support
+    option o; z2_smq, ao_smq a 3-tier mode's aggregation split binaries and its aggregation switches in split q;
+    route, coherent, wavelength, fiber, router and flow variables; support_sn switches of each support
     network; attach_sma DCI router attachments (each a node's worth of leaf ports)."""
     m.open = pyo.Var(m.S, domain=pyo.Binary)
     m.y = pyo.Var(m.SM, domain=pyo.Binary)
@@ -310,6 +334,8 @@ def define_variables(m, data: ModelData) -> None:
     m.leaves = pyo.Var(m.SM_leafvar, domain=pyo.NonNegativeReals)
     m.z = pyo.Var(m.SMO, domain=pyo.Binary)
     m.lo = pyo.Var(m.SMO_split, domain=pyo.NonNegativeReals)
+    m.z2 = pyo.Var(m.SMQ, domain=pyo.Binary)
+    m.ao = pyo.Var(m.SMQ, domain=pyo.NonNegativeReals)
     m.agg = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
     m.core = pyo.Var(m.SM3, domain=pyo.NonNegativeReals)
     m.modules = pyo.Var(m.SMT, domain=pyo.NonNegativeReals)
@@ -404,6 +430,23 @@ def leaf_split(m, s, i) -> tuple[int, int]:
     return next((d, u) for o, (d, u, _) in enumerate(m.options[s, i]) if pyo.value(m.z[s, i, o]) > 0.5)
 
 
+def agg_uplinks(m, s, i):
+    """Aggregation uplinks per plane of a 3-tier fabric: u2 per aggregation switch, or each split's u2 per switch
+    of it (every split)."""
+    mode = m.data.modes[i]
+    if not mode.splits2:
+        return m.agg[s, i] * mode.u2
+    return sum(u2 * m.ao[s, i, q] for q, (_, u2) in enumerate(m.agg_options[s, i]))
+
+
+def agg_split(m, s, i) -> tuple[int, int]:
+    """(down, up) ports of the aggregation switches of 3-tier mode i at site s in a solved model."""
+    mode = m.data.modes[i]
+    if not mode.splits2:
+        return mode.d2, mode.u2
+    return next(split for q, split in enumerate(m.agg_options[s, i]) if pyo.value(m.z2[s, i, q]) > 0.5)
+
+
 def endpoints(m, s, i):
     """What the leaves of mode i at site s serve: its nodes and the DCI routers' attachments (each takes the
     leaf ports of one node: one per rail in each plane)."""
@@ -424,7 +467,7 @@ def tier_links(m, s, i):
     elif mode.tiers >= 2:
         links.append(mult * uplinks(m, s, i))
     if mode.tiers == 3:
-        links.append(mult * m.agg[s, i] * mode.u2)
+        links.append(mult * agg_uplinks(m, s, i))
     return links
 
 
@@ -455,6 +498,8 @@ def cable_items(m, s, i, t, links):
     if t == 0:
         return pooled if cable.cable else -(-int(m.data.node["nics_per_node"]) // k) * m.nodes[s, i] + pooled
     if cable.tier == "spine_core":
+        if mode.splits2:
+            return mult * sum(-(-u2 // k) * m.ao[s, i, q] for q, (_, u2) in enumerate(m.agg_options[s, i])) + pooled
         return mult * -(-mode.u2 // k) * m.agg[s, i] + pooled
     if mode.splits:
         unit = split_shape(mode, m.data.rails)[1]
@@ -515,7 +560,7 @@ def define_spines(m, data: ModelData) -> None:
     of u; the spines' ports hold every leaf uplink: P_spine sum_o j z_smo >= u1 leaves (one split), or, with every
     split, each option's units within what its spines hold: lo_smo <= min(floor(P j / (u b)), ceil(a E_sm / d))
     z_smo (b leaves a unit, a ports an endpoint: split_shape; E_sm the most endpoints, more units than they need
-    never optimal)."""
+    never optimal; a 3-tier mode's leaf splits, one chosen, lo_smo <= ceil(a E_sm / d) z_smo)."""
     m.spine_pick = pyo.Constraint(sorted(m.options), rule=lambda m, s, i: sum(
         m.z[s, i, o] for o in range(len(m.options[s, i]))) == m.y[s, i])
     single = [(s, i) for s, i in sorted(m.options) if not data.modes[i].splits]
@@ -526,19 +571,44 @@ def define_spines(m, data: ModelData) -> None:
         mode = data.modes[i]
         d, u, j = m.options[s, i][o]
         per_endpoint, unit = split_shape(mode, data.rails)
-        most = min(mode.spine_ports * j // (u * unit), -(-per_endpoint * data.endpoint_limit(s, i) // d))
+        most = -(-per_endpoint * data.endpoint_limit(s, i) // d)
+        if mode.tiers == 2:
+            most = min(most, mode.spine_ports * j // (u * unit))
         return m.lo[s, i, o] <= most * m.z[s, i, o]
 
     m.option_units = pyo.Constraint(m.SMO_split, rule=option_units)
 
 
 def define_aggregation_core(m, data: ModelData) -> None:
-    """3-tier: d2 agg_sm >= u1 leaves (aggregation down ports hold leaf uplinks);
-    P_core core_sm >= u2 agg_sm (core ports hold aggregation uplinks)."""
-    m.agg_ports = pyo.Constraint(m.SM3, rule=lambda m, s, i: data.modes[i].d2 * m.agg[s, i]
-                                 >= data.modes[i].u1 * leaf_count(m, s, i))
+    """3-tier: d2 agg_sm >= the leaves' uplinks (aggregation down ports hold them); P_core core_sm >= u2 agg_sm (core
+    ports hold aggregation uplinks). With every aggregation split q = (d2, u2): one chosen (sum_q z2_smq = y_sm),
+    agg_sm = sum_q ao_smq, sum_q d2 ao_smq >= the leaves' uplinks, P_core core_sm >= sum_q u2 ao_smq, and
+    ao_smq <= ceil(X_sm / d2) z2_smq, X_sm the most uplinks the site's leaves can have (most_uplinks)."""
+    def agg_ports(m, s, i):
+        mode = data.modes[i]
+        if mode.splits2:
+            return sum(d2 * m.ao[s, i, q] for q, (d2, _) in enumerate(m.agg_options[s, i])) >= uplinks(m, s, i)
+        return mode.d2 * m.agg[s, i] >= uplinks(m, s, i)
+
+    m.agg_ports = pyo.Constraint(m.SM3, rule=agg_ports)
     m.core_ports = pyo.Constraint(m.SM3, rule=lambda m, s, i: data.modes[i].core_ports * m.core[s, i]
-                                  >= data.modes[i].u2 * m.agg[s, i])
+                                  >= agg_uplinks(m, s, i))
+    split = sorted(m.agg_options)
+    m.agg_pick = pyo.Constraint(split, rule=lambda m, s, i: sum(
+        m.z2[s, i, q] for q in range(len(m.agg_options[s, i]))) == m.y[s, i])
+    m.agg_units = pyo.Constraint(split, rule=lambda m, s, i: m.agg[s, i] == sum(
+        m.ao[s, i, q] for q in range(len(m.agg_options[s, i]))))
+    m.agg_option_units = pyo.Constraint(m.SMQ, rule=lambda m, s, i, q: m.ao[s, i, q] <= -(
+        -most_uplinks(data, m, s, i) // m.agg_options[s, i][q][0]) * m.z2[s, i, q])
+
+
+def most_uplinks(data: ModelData, m, s: str, i: int) -> int:
+    """The most uplinks per plane the leaves of Clos mode i at site s have: the most leaves its endpoints need in a
+    split, times its up ports, over its splits."""
+    mode = data.modes[i]
+    per_endpoint, unit = split_shape(mode, data.rails)
+    splits = [(d, u) for d, u, _ in m.options[s, i]] if mode.splits else [(mode.d1, mode.u1)]
+    return max(unit * -(-per_endpoint * data.endpoint_limit(s, i) // d) * u for d, u in splits)
 
 
 def define_modules(m, data: ModelData) -> None:
@@ -596,15 +666,20 @@ def define_count_limits(m, data: ModelData) -> None:
     mode it does not use (nor routers at a closed site), with the least big-M an optimal design respects:
     su_sm <= ceil(E_sm / d1) y_sm; leaves_sm <= ceil(n E_sm / d1) y_sm (n = 1 for rail_only, else rails),
     E_sm the most endpoints (models.network.ModelData.endpoint_limit);
-    agg_sm <= ceil(u1 Lmax_sm / d2) y_sm, Lmax_sm the most leaves of E_sm endpoints;
-    core_sm <= ceil(u2 Amax_sm / P_core) y_sm; routers_sk <= R_sk sum_{m: leaf family = k's} y_sm (a router joins
-    only leaves of its own family: define_dci_attachment), R_sk the routers of model k alone that carry the most
+    agg_sm <= ceil(X_sm / d2) y_sm, X_sm the most uplinks of E_sm endpoints' leaves (most_uplinks; the least d2
+    of a mode's aggregation splits); core_sm <= ceil(u2 Amax_sm / P_core) y_sm (the most u2);
+    routers_sk <= R_sk sum_{m: leaf family = k's} y_sm (a router joins only leaves of its own family:
+    define_dci_attachment), R_sk the routers of model k alone that carry the most
     capacity site s's routes can hold (cages for the ports of both sides it runs, and the buffer)."""
     rails = data.rails
 
     def fewest_down(s, i):
         mode = data.modes[i]
         return min(d for d, _, _ in m.options[s, i]) if mode.splits else mode.d1
+
+    def agg_splits(s, i):
+        mode = data.modes[i]
+        return m.agg_options[s, i] if mode.splits2 else [(mode.d2, mode.u2)]
 
     def most_leaves(s, i):
         mode, n = data.modes[i], data.endpoint_limit(s, i)
@@ -613,7 +688,7 @@ def define_count_limits(m, data: ModelData) -> None:
         return -(-(1 if mode.topology == "rail_only" else rails) * n // fewest_down(s, i))
 
     def most_aggs(s, i):
-        return -(-data.modes[i].u1 * most_leaves(s, i) // data.modes[i].d2)
+        return -(-most_uplinks(data, m, s, i) // min(d2 for d2, _ in agg_splits(s, i)))
 
     m.su_max = pyo.Constraint(m.SM_su, rule=lambda m, s, i: m.su[s, i] <= -(
         -data.endpoint_limit(s, i) // fewest_down(s, i)) * m.y[s, i])
@@ -621,7 +696,7 @@ def define_count_limits(m, data: ModelData) -> None:
     m.leaves_max = pyo.Constraint(plain, rule=lambda m, s, i: m.leaves[s, i] <= most_leaves(s, i) * m.y[s, i])
     m.agg_max = pyo.Constraint(m.SM3, rule=lambda m, s, i: m.agg[s, i] <= most_aggs(s, i) * m.y[s, i])
     m.core_max = pyo.Constraint(m.SM3, rule=lambda m, s, i: m.core[s, i] <= -(
-        -data.modes[i].u2 * most_aggs(s, i) // data.modes[i].core_ports) * m.y[s, i])
+        -max(u2 for _, u2 in agg_splits(s, i)) * most_aggs(s, i) // data.modes[i].core_ports) * m.y[s, i])
     if not data.inter.routes:
         return
     family = {k: row["family"] for k, row in switch_rows(data.inputs).items()}
@@ -1264,7 +1339,7 @@ def define_bounds(m, data: ModelData) -> None:
 
     for v, row in [(m.nodes, m.nodes_max), (m.su, getattr(m, "su_max", None)), (m.leaves, m.leaves_max),
                    (m.leaves, getattr(m, "mesh_max", None)), (m.agg, m.agg_max), (m.core, m.core_max),
-                   (m.spine_modules, m.spine_module_pick), (m.lo, m.option_units)]:
+                   (m.spine_modules, m.spine_module_pick), (m.lo, m.option_units), (m.ao, m.agg_option_units)]:
         for key in (row or ()):
             v[key].setub(big_m(row[key], v[key]))
     co = table_rows(data.inputs, "coherent")

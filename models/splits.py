@@ -61,6 +61,26 @@ class Shape:
 
 
 @functools.lru_cache(maxsize=4096)
+def static_splits(splits: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """The splits no other dominates at every count: none has as many down ports or more and no more up ports (a
+    3-tier fabric sizes the tier above by its ports alone)."""
+    return tuple((d, u) for d, u in splits
+                 if not any(d2 >= d and u2 <= u and (d2, u2) != (d, u) for d2, u2 in splits))
+
+
+def pareto(counts: np.ndarray) -> np.ndarray:
+    """Rows (options) of ``counts`` (options x figures, inf where an option cannot serve) that no other row matches
+    or beats on every figure (of two alike, the first), and that can serve."""
+    feasible = np.isfinite(counts).all(axis=1)
+    keep = feasible.copy()
+    for o in np.flatnonzero(feasible):
+        no_more = np.all(counts <= counts[o], axis=1) & feasible
+        fewer = np.any(counts < counts[o], axis=1)
+        keep[o] = not np.any(no_more & (fewer | (np.arange(len(counts)) < o)))
+    return keep
+
+
+@functools.lru_cache(maxsize=4096)
 def static_options(splits: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int, int], ...]:
     """(d, u, j) for each split (d, u) and each j dividing u, without those another option dominates at every
     endpoint count (more or as many down ports, no more spines, no more links from a leaf to a spine)."""
@@ -127,3 +147,36 @@ def relevant_options(options: tuple[tuple[int, int, int], ...], shape: Shape, lo
                                                                               patched[o, c], o))):
                 needed[o] = True
     return tuple(o for o, keep in zip(options, needed) if keep)
+
+
+@functools.lru_cache(maxsize=4096)
+def three_tier_options(leaf: tuple[tuple[int, int, int], ...], aggregation: tuple[tuple[int, int], ...],
+                       per_endpoint: int, leaves_per_unit: int, core_ports: int, links_per_item: tuple[int, int],
+                       lo: int, hi: int) -> tuple[tuple, tuple]:
+    """(leaf options, aggregation splits) of a 3-tier fabric some endpoint count in [lo, hi] needs. Per plane, a
+    leaf option (d, u, 0) takes ceil(a e / d) units, b units leaves and x = b units u uplinks (their items: a cable
+    or two modules a link, or, K links a module, ceil(u / K) at each leaf and the aggregation ends in aggregate,
+    counted by x); the tiers above depend on x alone and grow with it: the leaf options no other matches or beats on
+    leaves, x and leaf-end items (b units ceil(u / K)) at some e. An aggregation split (d2, u2) takes
+    A = ceil(x / d2) switches, A u2 core links (A ceil(u2 / K2) items at the aggregation ends) and
+    ceil(A u2 / P_core) cores: those no other matches or beats at an x of those leaf options."""
+    k1, k2 = links_per_item
+    d, u, _ = (np.array(c, dtype=np.int64)[:, None] for c in zip(*leaf))
+    e = np.arange(lo, hi + 1, dtype=np.int64)[None, :]
+    units = -(-per_endpoint * e // d)
+    leaves = leaves_per_unit * units
+    figures = np.stack([leaves, leaves * u, leaves * -(-u // k1)], axis=2)  # option x e x figure
+    keep = np.zeros(len(leaf), dtype=bool)
+    uplinks = set()
+    for c in range(e.shape[1]):
+        mask = pareto(figures[:, c, :].astype(float))
+        keep |= mask
+        uplinks |= {int(x) for x in (leaves * u)[mask, c]}
+    d2, u2 = (np.array(c, dtype=np.int64)[:, None] for c in zip(*aggregation))
+    x = np.array(sorted(uplinks), dtype=np.int64)[None, :]
+    aggs = -(-x // d2)
+    upper = np.stack([aggs, aggs * u2, -(-(aggs * u2) // core_ports), aggs * -(-u2 // k2)], axis=2)
+    keep2 = np.zeros(len(aggregation), dtype=bool)
+    for c in range(x.shape[1]):
+        keep2 |= pareto(upper[:, c, :].astype(float))
+    return (tuple(o for o, k in zip(leaf, keep) if k), tuple(o for o, k in zip(aggregation, keep2) if k))

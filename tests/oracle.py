@@ -55,9 +55,9 @@ class Rules:
     - ``levels``: "grid": a tier's port split is the one (most down ports, then fewest up) at each
       oversubscription level in LEVEL_GRID up to the limit and at the limit itself; "every": for every
       up-port count, the most down ports within the limit (a split may leave ports dark: fewer uplinks
-      can stripe over fewer spines); "leaf" (the MILP's): "every" at the leaves of a 2-tier Clos (leaf_spine,
-      rail_optimized, rail_only) on a workbook of one usable site under the cost objectives, the grid at the other
-      tiers, with more sites and under the training objectives (designer.solve.prepare.every_split_applies).
+      can stripe over fewer spines); "leaf" (the MILP's): "every" at each tier of a 2- or 3-tier Clos (leaf_spine,
+      fat_tree_3, rail_optimized, rail_only) on a workbook of one usable site under the cost objectives, the grid in
+      a mesh, with more sites and under the training objectives (designer.solve.prepare.every_split_applies).
     - ``uplinks``: "any": any speed both switches have; "not_slower": a tier's uplinks run at least as
       fast as its downlinks (the MILP's reading until four 200G uplinks were found cheaper than two 400G).
     """
@@ -305,10 +305,11 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
         combos = [(g1, None, d, u, 0, 0, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
                   for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, leaves, cage[leaf])]
     elif tiers == 3:
+        clos = replace(rules, levels="every") if rules.levels == "leaf" else rules
         combos = [(g1, g2, d, u, d2, u2, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
                   for g2 in _up_speeds(rules, g1, spine, core, sw)
-                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, rules, cage[leaf])
-                  for d2, u2 in clos_splits(sw.loc[spine, "port_modes"], g1, g2, limit, rules, cage[spine])]
+                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, clos, cage[leaf])
+                  for d2, u2 in clos_splits(sw.loc[spine, "port_modes"], g1, g2, limit, clos, cage[spine])]
     lat_ns = {m: float(sw.loc[m, "latency_ns"]) for m in (leaf, spine, core) if m}
     nic_ns = float(inputs.protocols.loc[protocol, "nic_latency_ns"])
     nl, ls, sc = lengths

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.modes import every_split, split_ports
-from models.splits import Shape, option_figures, relevant_options, static_options
+from models.splits import Shape, option_figures, relevant_options, static_options, three_tier_options
 
 P64 = ((400, 64),)
 
@@ -94,3 +94,30 @@ def test_option_figures_count_twin_port_modules_per_switch():
     for d, u, j in itertools.product([52], [11], [11]):  # 11 spines of one link each: a module at each spine end
         assert option_figures([(d, u, j)], shape(links_per_item=2, cable=False, item_usd=1.0, leaf_usd=0,
                                                  spine_usd=0), np.array([48]))[0][0, 0] == 6 + 11
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([1.0, 1.5, 2.0, 3.0]), st.sampled_from([1.0, 2.0]), st.integers(1, 8), st.integers(1, 4),
+       st.sampled_from([1, 2]), st.sampled_from([1, 2, 4]), st.lists(st.floats(0, 50_000), min_size=5, max_size=5),
+       st.integers(1, 3_000))
+def test_three_tier_options_keep_the_cheapest_fabric(level1, level2, rails, unit, k1, k2, prices, e):
+    """Brute force over every leaf and aggregation split of 64-port switches (uplinks at 800G over the 400G NICs
+    at the aggregation tier's top): for any prices of the three switches and the two tiers' items, the cheapest
+    3-tier fabric for e endpoints uses kept options only."""
+    leaf = tuple((d, u, 0) for d, u in every_split(P64, 400, 400, level1))
+    aggregation = every_split(((800, 32), (400, 64)), 400, 800, level2)
+    per_endpoint, per_unit = (1, unit) if unit > 1 else (rails, 1)
+    kept, kept2 = three_tier_options(leaf, aggregation, per_endpoint, per_unit, 32, (k1, k2), e, e)
+
+    def cost(d, u, d2, u2):
+        leaves = per_unit * -(-per_endpoint * e // d)
+        x = leaves * u
+        aggs = -(-x // d2)
+        cores = -(-aggs * u2 // 32)
+        items1 = leaves * -(-u // k1) + -(-x // k1) if k1 > 1 else 2 * x
+        items2 = aggs * -(-u2 // k2) + -(-aggs * u2 // k2) if k2 > 1 else 2 * aggs * u2
+        return float(np.dot(prices, [leaves, aggs, cores, items1, items2]))
+
+    best = min(cost(d, u, d2, u2) for d, u, _ in leaf for d2, u2 in aggregation)
+    assert min(cost(d, u, d2, u2) for d, u, _ in kept for d2, u2 in kept2) == pytest.approx(best)
+    assert len(kept) * len(kept2) < len(leaf) * len(aggregation)

@@ -31,6 +31,7 @@ from models.network import (
     HOURS_PER_YEAR,
     cable_items,
     core_count,
+    agg_split,
     leaf_count,
     leaf_split,
     plant_counts,
@@ -281,7 +282,8 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         spine_row = {"tier": "spine", "model": mode.spine, "count": spines, "port_gbps": mode.g1,
                      "buffer_mb": float(sw.loc[mode.spine, "buffer_mb"])}
         if mode.tiers == 3:
-            spine_row.update(down_ports=mode.d2, up_ports=mode.u2, down_gbps=mode.g1, up_gbps=mode.g2)
+            d2, u2 = agg_split(model, s, i)
+            spine_row.update(down_ports=d2, up_ports=u2, down_gbps=mode.g1, up_gbps=mode.g2)
         else:
             spine_row.update(down_ports=mode.spine_ports, up_ports=0, down_gbps=mode.g1, up_gbps=None)
         tiers.append(spine_row)
@@ -304,7 +306,8 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
     return {
         "nodes": nodes, "gpus": nodes * gpn, "topology": mode.topology, "protocol": mode.protocol,
         "link_gbps": mode.g0, "tiers": tiers,
-        "oversubscription": oversubscription_of(down, up, mode.g0, mode.g1) if mode.splits else mode.oversubscription,
+        "oversubscription": oversubscription_of(mode, (down, up), agg_split(model, s, i) if mode.tiers == 3 else None)
+        if mode.splits else mode.oversubscription,
         "fabric_latency_us": round(mode.latency_us, 6), "fabric_tiers": mode.tiers, "planes": planes,
         "rails": data.rails, "endpoints": nodes * int(node["nics_per_node"]),
         "scalable_units": ival(model.su[s, i]) if (s, i) in model.SM_su else None,

@@ -132,8 +132,12 @@ def pruned(inputs, latency_cap: float | None, penalty, by_latency: bool, ends: f
     # DCI routers take leaf ports: up to V endpoints beyond a site's nodes
     window = max((data.most_attachments(s) for s in data.sites), default=0) if data.inter.routes else 0
     limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if window else 0) for s in data.sites}
+    # one usable site holds the whole job: its node count is the job's (an elastic model's demand may fall short)
+    only = None
+    if len(sites) == 1 and penalty is None:
+        only = -(-int(inputs.project["gpus_required"]) // int(data.node["gpus_per_node"]))
     data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap, penalty, by_latency),
-                                  window, ends)
+                                  window, ends, only)
     if dominated:
         modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
         modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
