@@ -277,11 +277,9 @@ def three_tier_cost_power(mode: Mode, n: int, inputs, rails: int, multiplier: in
     for (d, u, _), (d2, u2) in itertools.product(leaf, aggregation):
         leaves = per_unit * -(-per_endpoint * n // d)
         aggs = -(-leaves * u // d2)
-        counts = {mode.leaf: leaves, mode.spine: 0, mode.core: 0}
-        counts[mode.spine] += aggs
-        counts[mode.core] += -(-aggs * u2 // mode.core_ports)
-        cost = sum(float(sw[m]["price_usd"]) * c for m, c in counts.items())
-        power = sum(float(sw[m]["power_w"]) * c for m, c in counts.items())
+        switches = ((mode.leaf, leaves), (mode.spine, aggs), (mode.core, -(-aggs * u2 // mode.core_ports)))
+        cost = sum(float(sw[m]["price_usd"]) * c for m, c in switches)
+        power = sum(float(sw[m]["power_w"]) * c for m, c in switches)
         patched = 0.0
         for cable, links, ends in ((mode.cables[1], leaves * u, (leaves, u)), (mode.cables[2], aggs * u2, (aggs, u2))):
             k = cable.links_per_module

@@ -421,6 +421,21 @@ def test_three_tier_splits_between_grid_levels(tmp_path):
     assert [(t["down_ports"], t["up_ports"]) for t in site["tiers"][:2]] == [(2, 2), (2, 2)]
 
 
+def test_one_switch_model_in_every_role_of_a_three_tier_fabric(tmp_path):
+    """Found by the random comparison (session 27): with one switch model as leaf, aggregation and core, the one-site
+    dominance check priced a 3-tier mode of every split without its leaves (its switch counts keyed by model) and
+    dropped the cheaper 2-tier mode. One 2-NIC node, rail_optimized, 16 x 200G switches ($2,000), 200G DACs ($100):
+    a leaf per rail of 1 down / 1 up on 1 spine, $1,000 + 3 x $2,000 + 4 x $100 = $7,400; the 3-tier fabric adds a
+    core switch and 2 links, $9,600."""
+    dac = dict(name="dac200", gbps=200, kind="dac", reach_m=500, power_w=0.1, price_usd=100, **SRC)
+    book = one_switch_book(1, "16x200", (dac,), topologies_allowed="rail_optimized", max_oversubscription=1)
+    book["node_types"][0].update(nics_per_node=2, nic_gbps=200)
+    book["switches"][0].update(roles="leaf,spine,core", price_usd=2_000, power_w=100)
+    inputs, answer, solution = run_both(tmp_path / "roles.xlsx", book)
+    assert answer.cost == pytest.approx(7_400) and solution["objective_usd"] == pytest.approx(7_400)
+    assert next(s for s in solution["sites"] if s["open"])["fabric_tiers"] == 2
+
+
 def test_uplinks_slower_than_the_nics(tmp_path):
     """Uplinks may run slower than the NICs (DESIGN 1/4: the link speed is chosen per tier, oversubscription
     is measured in bandwidth; a strict xfail until the modes offered them). 7 nodes; a 1.6 Tb/s switch of two
