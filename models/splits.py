@@ -1,4 +1,5 @@
-"""Leaf port splits of a 2-tier Clos between the oversubscription grid's levels.
+"""Port splits of a Clos between the oversubscription grid's levels: a 2-tier Clos's leaves (below) and a 3-tier
+one's leaves and aggregation switches (three_tier_options).
 
 DESIGN 1/4 chooses a tier's oversubscription within the planner's limit: a leaf of u uplinks at g_up takes at most
 d(u) down ports at g_down (d g_down <= limit u g_up, within its bandwidth and cages: models.modes.every_split). Its
