@@ -292,6 +292,13 @@ def three_tier_cost_power(mode: Mode, n: int, inputs, rails: int, multiplier: in
     return figures[np.lexsort((figures[:, 1], figures[:, 0]))[0]], figures.min(axis=0)
 
 
+def plant_of(inputs) -> tuple[dict, float]:
+    """(the fiber plant's rows as plain dicts, cable_in_rack_m): plant_bounds reads them for every cable of every
+    mode sized."""
+    return ({role: row.to_dict() for role, row in plant_rows(inputs).items()},
+            float(inputs.project.get("cable_in_rack_m") or 0.0))
+
+
 def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: float | None = None):
     """Dominance at one endpoint count n (one site, no attachments): A dominates B when A holds n, costs no more
     with the panels its extra patched links may add and draws no more power, each as the module docstring's figures
@@ -302,8 +309,7 @@ def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: flo
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     rails = nics // planes
     sw = switch_rows(inputs)
-    plant = ({role: row.to_dict() for role, row in plant_rows(inputs).items()},
-             float(inputs.project.get("cable_in_rack_m") or 0.0))
+    plant = plant_of(inputs)
     at, counts, node_links = np.array([n], dtype=np.int64), {}, {}
     mine = np.full((2, len(modes), 3), np.inf)  # [as A, as B] x mode x (cost, power, patched)
     for i, mode in enumerate(modes):
@@ -387,9 +393,7 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     attach = np.array([ids.setdefault(mode.attach, len(ids)) if window else 0 for mode in modes])
     node_links: dict = {}  # node-link cable -> (cost, power, patched links) of the node links of n = 1..top nodes
     gaps: dict = {}  # (cable of A, cable of B) -> window minima of B's node links less A's (cost, power, -patched)
-    # the plant rows as plain dicts: plant_bounds reads them for every cable of every mode sized
-    plant = ({role: row.to_dict() for role, row in plant_rows(inputs).items()},
-             float(inputs.project.get("cable_in_rack_m") or 0.0))
+    plant = plant_of(inputs)
 
     def full(i: int, least: bool = False) -> tuple[np.ndarray, ...]:
         """Cost, power and patched links of mode i for n = 1..limit_i (what it can hold): everything, or its

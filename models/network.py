@@ -247,11 +247,6 @@ def has_spine_options(mode: Mode) -> bool:
     return mode.tiers == 2 and mode.topology != "leaf_mesh"
 
 
-def split_shape(mode: Mode, rails: int) -> tuple[int, int]:
-    """(leaf down ports an endpoint takes, leaves a unit counted) of a 2-tier Clos (models.modes.unit_shape)."""
-    return unit_shape(mode.topology, rails)
-
-
 # --------------------------------------------------------------------------------------------
 # Model building
 # --------------------------------------------------------------------------------------------
@@ -418,7 +413,7 @@ def uplinks(m, s, i):
     mode = m.data.modes[i]
     if not mode.splits:
         return leaf_count(m, s, i) * mode.u1
-    unit = split_shape(mode, m.data.rails)[1]
+    unit = unit_shape(mode.topology, m.data.rails)[1]
     return unit * sum(u * m.lo[s, i, o] for o, (_, u, _) in enumerate(m.options[s, i]))
 
 
@@ -502,7 +497,7 @@ def cable_items(m, s, i, t, links):
             return mult * sum(-(-u2 // k) * m.ao[s, i, q] for q, (_, u2) in enumerate(m.agg_options[s, i])) + pooled
         return mult * -(-mode.u2 // k) * m.agg[s, i] + pooled
     if mode.splits:
-        unit = split_shape(mode, m.data.rails)[1]
+        unit = unit_shape(mode.topology, m.data.rails)[1]
         leaf_ends = mult * unit * sum(-(-u // k) * m.lo[s, i, o] for o, (_, u, _) in enumerate(m.options[s, i]))
     else:
         leaf_ends = mult * -(-mode.u1 // k) * leaf_count(m, s, i)
@@ -537,7 +532,7 @@ def define_leaves(m, data: ModelData) -> None:
     def rule(m, s, i):
         mode = data.modes[i]
         if mode.splits:
-            per_endpoint = split_shape(mode, rails)[0]
+            per_endpoint = unit_shape(mode.topology, rails)[0]
             return sum(d * m.lo[s, i, o] for o, (d, _, _) in enumerate(m.options[s, i])) >= per_endpoint * endpoints(
                 m, s, i)
         if mode.topology == "rail_optimized":
@@ -559,7 +554,7 @@ def define_spines(m, data: ModelData) -> None:
     """2-tier Clos with uniform striping: one option o = (d, u, j) (sum_o z_smo = y_sm), its spine count j a divisor
     of u; the spines' ports hold every leaf uplink: P_spine sum_o j z_smo >= u1 leaves (one split), or, with every
     split, each option's units within what its spines hold: lo_smo <= min(floor(P j / (u b)), ceil(a E_sm / d))
-    z_smo (b leaves a unit, a ports an endpoint: split_shape; E_sm the most endpoints, more units than they need
+    z_smo (b leaves a unit, a ports an endpoint: unit_shape; E_sm the most endpoints, more units than they need
     never optimal; a 3-tier mode's leaf splits, one chosen, lo_smo <= ceil(a E_sm / d) z_smo)."""
     m.spine_pick = pyo.Constraint(sorted(m.options), rule=lambda m, s, i: sum(
         m.z[s, i, o] for o in range(len(m.options[s, i]))) == m.y[s, i])
@@ -570,7 +565,7 @@ def define_spines(m, data: ModelData) -> None:
     def option_units(m, s, i, o):
         mode = data.modes[i]
         d, u, j = m.options[s, i][o]
-        per_endpoint, unit = split_shape(mode, data.rails)
+        per_endpoint, unit = unit_shape(mode.topology, data.rails)
         most = -(-per_endpoint * data.endpoint_limit(s, i) // d)
         if mode.tiers == 2:
             most = min(most, mode.spine_ports * j // (u * unit))
@@ -606,7 +601,7 @@ def most_uplinks(data: ModelData, m, s: str, i: int) -> int:
     """The most uplinks per plane the leaves of Clos mode i at site s have: the most leaves its endpoints need in a
     split, times its up ports, over its splits."""
     mode = data.modes[i]
-    per_endpoint, unit = split_shape(mode, data.rails)
+    per_endpoint, unit = unit_shape(mode.topology, data.rails)
     splits = [(d, u) for d, u, _ in m.options[s, i]] if mode.splits else [(mode.d1, mode.u1)]
     return max(unit * -(-per_endpoint * data.endpoint_limit(s, i) // d) * u for d, u in splits)
 
@@ -635,7 +630,7 @@ def define_modules(m, data: ModelData) -> None:
         mode = data.modes[i]
         _, u, j = m.options[s, i][o]
         if mode.splits:
-            return u // j * split_shape(mode, data.rails)[1] * m.lo[s, i, o]
+            return u // j * unit_shape(mode.topology, data.rails)[1] * m.lo[s, i, o]
         return u // j * (leaf_count(m, s, i) - mode.spine_ports * (1 - m.z[s, i, o]))
 
     def per_spine(m, s, i, o):

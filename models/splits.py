@@ -9,7 +9,7 @@ MILP picks one per site (models.network.define_spines). A split that leaves port
 and 20 up ports of a 64-port leaf stripe over 2 spines, where the full 42/21 needs 3.
 
 Which options can an optimal design use? Per plane, for e endpoints (a leaf ports an endpoint, b leaves a counted
-unit: models.network.split_shape), option (d, u, j) has ceil(a e / d) units, b units leaves, j spines, b units u
+unit: models.modes.unit_shape), option (d, u, j) has ceil(a e / d) units, b units leaves, j spines, b units u
 uplinks and their items (a cable or two modules per link; twin-port modules counted per switch: ceil(u / K) at each
 leaf, ceil(b units k / K) at each spine), and holds e only when units <= floor(P j / (u b)). What the rest of the
 model reads of them is their price (switches, items, the fiber plant per link), their power and their patched
@@ -65,8 +65,8 @@ class Shape:
 def static_splits(splits: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
     """The splits no other dominates at every count: none has as many down ports or more and no more up ports (a
     3-tier fabric sizes the tier above by its ports alone)."""
-    return tuple((d, u) for d, u in splits
-                 if not any(d2 >= d and u2 <= u and (d2, u2) != (d, u) for d2, u2 in splits))
+    keep = pareto(np.array([(-d, u) for d, u in splits], dtype=float).reshape(-1, 2))
+    return tuple(split for split, k in zip(splits, keep) if k)
 
 
 def pareto(counts: np.ndarray) -> np.ndarray:
@@ -86,13 +86,8 @@ def static_options(splits: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int,
     """(d, u, j) for each split (d, u) and each j dividing u, without those another option dominates at every
     endpoint count (more or as many down ports, no more spines, no more links from a leaf to a spine)."""
     cand = [(d, u, j) for d, u in splits for j in range(1, u + 1) if u % j == 0]
-    keep = []
-    for d, u, j in cand:
-        k = u // j
-        if not any(d2 >= d and j2 <= j and u2 // j2 <= k and (d2, j2, u2 // j2) != (d, j, k)
-                   for d2, u2, j2 in cand):
-            keep.append((d, u, j))
-    return tuple(keep)
+    keep = pareto(np.array([(-d, j, u // j) for d, u, j in cand], dtype=float).reshape(-1, 3))
+    return tuple(option for option, k in zip(cand, keep) if k)
 
 
 def option_figures(options, shape: Shape, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -646,7 +646,8 @@ def test_spine_module_rows_hold_exactly_the_ceiling_of_each_spines_links():
     import pyomo.environ as pyo
 
     from designer.solve.prepare import prepare_data
-    from models.network import build_model, leaf_count, split_shape
+    from models.modes import unit_shape
+    from models.network import build_model, leaf_count
 
     def holds(row) -> bool:
         body = pyo.value(row.body)
@@ -673,7 +674,7 @@ def test_spine_module_rows_hold_exactly_the_ceiling_of_each_spines_links():
                 if mode.splits:
                     model.lo[s, i, o].set_value(units)
                 leaves = round(pyo.value(leaf_count(model, s, i)))
-                assert leaves == units * split_shape(mode, data.rails)[1]
+                assert leaves == units * unit_shape(mode.topology, data.rails)[1]
                 if leaves * u > mode.spine_ports * j:
                     continue  # more leaf uplinks than j spines hold
                 need = -(-(u // j * leaves) // k)
