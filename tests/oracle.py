@@ -55,14 +55,15 @@ class Rules:
     - ``levels``: "grid": a tier's port split is the one (most down ports, then fewest up) at each
       oversubscription level in LEVEL_GRID up to the limit and at the limit itself; "every": for every
       up-port count, the most down ports within the limit (a split may leave ports dark: fewer uplinks
-      can stripe over fewer spines); "leaf" (the MILP's): "every" at each tier of a 2- or 3-tier Clos (leaf_spine,
-      fat_tree_3, rail_optimized, rail_only) on a workbook of one usable site under the cost objectives, the grid in
-      a mesh, with more sites and under the training objectives (designer.solve.prepare.every_split_applies).
+      can stripe over fewer spines); "one_site" (the MILP's): "every" at each tier of a 2- or 3-tier Clos
+      (leaf_spine, fat_tree_3, rail_optimized, rail_only) on a workbook of one usable site under the cost
+      objectives, the grid in a mesh, with more sites and under the training objectives
+      (designer.solve.prepare.every_split_applies).
     - ``uplinks``: "any": any speed both switches have; "not_slower": a tier's uplinks run at least as
       fast as its downlinks (the MILP's reading until four 200G uplinks were found cheaper than two 400G).
     """
 
-    levels: str = "leaf"
+    levels: str = "one_site"
     uplinks: str = "any"
 
 
@@ -251,7 +252,7 @@ def fabrics(inputs, rules: Rules = Rules()) -> list[Fabric]:
                          + ", ".join(f"{k} {v}" for k, v in PLANNER_LENGTHS.items()))
     lengths = tuple(float(p[key]) for key in list(PLANNER_LENGTHS)[:3])
     usable = [s for s in inputs.sites.index if inputs.sites.loc[s, "status"] != "excluded"]
-    if rules.levels == "leaf" and (p.get("objective") in TRAINING_OBJECTIVES or len(usable) > 1):
+    if rules.levels == "one_site" and (p.get("objective") in TRAINING_OBJECTIVES or len(usable) > 1):
         rules = replace(rules, levels="grid")
     sw = inputs.switches
     out = []
@@ -295,17 +296,16 @@ def _fabrics_of(inputs, rules, topology, tiers, protocol, leaf, spine, core, g0,
     leaf_pool = bandwidth(sw.loc[leaf, "port_modes"])
     out = []
     cage = {m: cage_speed(sw, m) for m in (leaf, spine, core) if m}
+    clos = replace(rules, levels="every") if rules.levels == "one_site" else rules  # a Clos's tiers
     if tiers == 1:
         combos = [(None, None, leaf_pool // g0, 0, 0, 0, 0)]
     elif mesh:
         combos = {(None, None, d, u, 0, 0, size) for size in range(2, leaf_pool // g0 + 2)
                   for d, u in mesh_splits(leaf_pool, g0, limit, size, rules)}  # a split for every mesh size
     elif tiers == 2:
-        leaves = replace(rules, levels="every") if rules.levels == "leaf" else rules
         combos = [(g1, None, d, u, 0, 0, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
-                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, leaves, cage[leaf])]
+                  for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, clos, cage[leaf])]
     elif tiers == 3:
-        clos = replace(rules, levels="every") if rules.levels == "leaf" else rules
         combos = [(g1, g2, d, u, d2, u2, 0) for g1 in _up_speeds(rules, g0, leaf, spine, sw)
                   for g2 in _up_speeds(rules, g1, spine, core, sw)
                   for d, u in clos_splits(sw.loc[leaf, "port_modes"], g0, g1, limit, clos, cage[leaf])
