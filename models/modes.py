@@ -408,6 +408,11 @@ def floor_capacity(inputs, site: str) -> int:
     return int(floor["rows"]) * int(floor["racks_per_row"]) * layout.nodes_per_rack
 
 
+def oversubscription_levels(max_level: float) -> list[float]:
+    """The grid's levels up to ``max_level``, and the limit itself when it is not one of them."""
+    return sorted({lv for lv in OVERSUBSCRIPTION_LEVELS if lv <= max_level} | {max_level})
+
+
 def enumerate_modes(inputs, ends: float | None = None, splits: bool = False) -> ModeSet:
     """All fabric modes for the project's node type, filtered by compatibility, size and latency, each with
     the cables of the sites it applies at. ``ends``: a deadline (perf_counter seconds) checked between fabrics
@@ -417,8 +422,7 @@ def enumerate_modes(inputs, ends: float | None = None, splits: bool = False) -> 
     node = inputs.node_types.loc[project["node_type"]]
     nics, planes = int(node["nics_per_node"]), int(node["planes"])
     g0 = int(node["nic_gbps"])
-    max_level = float(project["max_oversubscription"])
-    levels = sorted({lv for lv in OVERSUBSCRIPTION_LEVELS if lv <= max_level} | {max_level})
+    levels = oversubscription_levels(float(project["max_oversubscription"]))
     max_latency = project.get("max_fabric_latency_us")
     filtered: Counter = Counter()
     examples: dict[str, str] = {}

@@ -101,23 +101,31 @@ class ExampleRuns:
 
     def get(self, stem: str) -> subprocess.CompletedProcess:
         if stem not in self.done and stem not in self.procs:
+            # this worker's own runs first: a worker waiting on another's lock while holding its own locks waits
+            # for ever when the other waits on one of them (two workers asking for each other's example first)
+            for own in [s for s in self.procs if s not in self.done]:
+                self.finish(own)
             fcntl.flock(self.locks[stem], fcntl.LOCK_EX)  # the worker solving it has written its result
             if not self.read(stem):
                 self.start(next(p for p in EXAMPLES if p.stem == stem))
         if stem not in self.done:
-            args, proc = self.procs[stem]
-            try:
-                stdout, stderr = proc.communicate(timeout=EXAMPLE_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                stdout, stderr = proc.communicate()
-                stderr += f"\n(killed after {EXAMPLE_TIMEOUT} s)"
-            self.done[stem] = subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
-            written = self.out / f"{stem}.result.json.part"
-            written.write_text(json.dumps(vars(self.done[stem])))
-            written.replace(self.out / f"{stem}.result.json")
-            self.release(stem)
+            self.finish(stem)
         return self.done[stem]
+
+    def finish(self, stem: str) -> None:
+        """Wait for this worker's run of ``stem``, write its result for the other workers and release its lock."""
+        args, proc = self.procs[stem]
+        try:
+            stdout, stderr = proc.communicate(timeout=EXAMPLE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            stderr += f"\n(killed after {EXAMPLE_TIMEOUT} s)"
+        self.done[stem] = subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
+        written = self.out / f"{stem}.result.json.part"
+        written.write_text(json.dumps(vars(self.done[stem])))
+        written.replace(self.out / f"{stem}.result.json")
+        self.release(stem)
 
     def solved(self, stem: str) -> tuple[dict, Path]:
         """design.json and the output folder of an example that must have solved."""

@@ -25,8 +25,8 @@ from designer.inputs.writer import write_workbook
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "data" / "examples").glob("*.xlsx"))
 SHEETS = ["summary", "sites", "switches", "fabric_links", "links", "bom", "optics_per_device", "power", "cost",
-          "constraints", "inputs", "input_sites", "input_node_types", "input_switches", "input_optics", "solver",
-          "resilience"]
+          "constraints", "design_space", "inputs", "input_sites", "input_node_types", "input_switches",
+          "input_optics", "solver", "resilience"]
 BOM_CATEGORIES = {"nodes", "site", "power", "switches", "optics", "dci_routers", "dci_attachment", "coherent",
                   "amplifiers", "line_system", "fiber", "fiber_plant", "storage_network", "management_network",
                   "dci_optics"}

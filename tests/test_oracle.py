@@ -388,6 +388,7 @@ def test_oversubscription_between_grid_levels(tmp_path):
     assert solution["objective_usd"] == pytest.approx(430_000)
     leaf = next(s for s in solution["sites"] if s["open"])
     assert (leaf["tiers"][0]["down_ports"], leaf["tiers"][0]["up_ports"], leaf["oversubscription"]) == (40, 20, 2.0)
+    assert solution["modes"]["space"][0]["every"]  # the claim's scope says so
 
 
 @pytest.mark.xfail(strict=True, reason=(

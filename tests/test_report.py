@@ -134,6 +134,21 @@ def test_single_site_without_coordinates_or_workload(tmp_path):
     html = (out / "report.html").read_text()
     assert 'id="communication"' not in html and len(IMG.findall(html)) == 3 + 3
     assert "figure could not be drawn" not in html
+    split = design(out)["modes"]["space"][0]  # one usable site: every split searched
+    assert split["every"] and split["searched"].startswith("every split within max_oversubscription")
+    assert "over the design space searched (Fabric modes: 1 choice(s) on a grid)" in (out / "report.md").read_text()
+
+
+def test_the_design_space_searched_is_stated(solved):
+    """What "optimal" is optimal over: with two usable sites a Clos tier's split is searched at the grid's levels,
+    and the report says so, with why, beside the status and under Fabric modes."""
+    rows = {r["choice"]: r for r in design(solved)["modes"]["space"]}
+    split = rows["port split of a Clos tier (down : up ports)"]
+    assert not split["every"] and "with 2 usable sites" in split["searched"]
+    assert rows["uplink speed"]["every"] and not rows["spine count of a 2-tier Clos"]["every"]
+    html = (solved / "report.html").read_text()
+    assert '<h3 id="space">The design space searched</h3>' in html and "2 choice(s) on a grid" in html
+    assert split["searched"] in (solved / "report.md").read_text()
 
 
 def test_infeasible_report_shows_the_diagnosis(tmp_path):

@@ -408,6 +408,8 @@ def sheets(solution: dict) -> dict[str, pd.DataFrame]:
         "power": pd.DataFrame(power),
         "cost": cost,
         "constraints": pd.DataFrame(solution.get("constraints", [])),
+        "design_space": pd.DataFrame((solution.get("modes") or {}).get("space") or [],
+                                     columns=["choice", "searched", "every"]),
         "inputs": pd.DataFrame(echo, columns=["key", "value"]),
     }
     if inputs.get("workload"):

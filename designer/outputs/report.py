@@ -110,7 +110,7 @@ def context(solution: dict, figures: bool = True) -> dict:
         "resilience": st.resilience_view(solution),
         "sensitivity": st.sensitivity_rows(solution), "alternatives": st.alternative_rows(solution),
         "modes": {"enumerated": 0, "kept": 0, **(solution.get("modes") or {})},
-        "modes_filtered": st.modes_filtered(solution),
+        "modes_filtered": st.modes_filtered(solution), "space": st.design_space(solution),
         "bom": st.bom_rows(solution), "spares": solution.get("spares") or [],
         "sources": st.catalog_sources(solution, used_only=has_design),
         "prov": st.provenance(solution), "notice": PRICE_NOTICE, "figs": figs,

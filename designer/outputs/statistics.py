@@ -95,6 +95,7 @@ def overview(solution: dict) -> dict:
         "spares_usd": totals.get("spares_usd", 0.0),
         "capex_with_spares_usd": totals.get("capex_with_spares_usd", totals.get("capex_usd")),
         "lead_time": longest_lead_time(solution),
+        "gridded": gridded_choices(solution),
     }
 
 
@@ -476,6 +477,16 @@ def alternative_rows(solution: dict) -> list[dict]:
             "max_tokens_per_s": lambda r: -(r.get("tokens_delta_per_s") or 0.0)}.get(
         solution.get("objective"), lambda r: r["cost_delta_usd"])
     return sorted(out, key=lambda r: (r["objective_usd"] is None, rank(r) or 0.0))
+
+
+def design_space(solution: dict) -> list[dict]:
+    """What each fabric choice was searched over (design.json modes.space; none in a design.json of before it)."""
+    return list((solution.get("modes") or {}).get("space") or [])
+
+
+def gridded_choices(solution: dict) -> list[str]:
+    """The fabric choices searched over a grid, not over every value a planner could give them."""
+    return [row["choice"] for row in design_space(solution) if not row["every"]]
 
 
 def modes_filtered(solution: dict) -> list[dict]:

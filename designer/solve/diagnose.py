@@ -493,6 +493,7 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
     from designer.inputs.echo import inputs_echo
     from designer.solve.extract import SCHEMA_VERSION, pyomo_version
     from designer.solve.highs import SolveOptions
+    from designer.solve.space import design_space
 
     diagnosis = exc.details.get("diagnosis")
     return {
@@ -502,7 +503,7 @@ def infeasible_solution(inputs, exc, options=None) -> dict:
         "totals": {"gpus": 0, "nodes": 0, "capex_usd": 0.0, "power_mw": 0.0, "coherent_ports": 0, "energy_usd": 0.0,
                    "sites_open": 0, "spares_usd": 0.0, "capex_with_spares_usd": 0.0},
         "sites": [], "links": [], "bom": [], "spares": [], "constraints": [], "workload": None,
-        "training": None, "modes": exc.details.get("modes"), "notes": [],
+        "training": None, "modes": {**(exc.details.get("modes") or {}), "space": design_space(inputs)}, "notes": [],
         "solver": {"name": "highs", "pyomo_version": pyomo_version(),
                    "version": f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}",
                    "designer_version": designer.__version__, "threads": (options or SolveOptions()).highs_threads,

@@ -15,6 +15,7 @@ import designer
 from designer.formats import money
 from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
+from designer.solve.space import design_space
 from designer.solve.spares import spare_lines
 from designer.solve.training import training_block
 from models.modes import (
@@ -231,7 +232,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         "links": links_out,
         "bom": rows,
         "spares": spares,
-        "modes": data.modeset.summary(),
+        "modes": {**data.modeset.summary(), "space": design_space(inputs)},
         "workload": workload_estimate(data, open_sites, links_out),
         "solver": {
             "name": "highs", "version": highs_version(), "pyomo_version": pyomo_version(),
