@@ -405,6 +405,21 @@ def test_oversubscription_between_grid_levels_with_two_sites(tmp_path):
     assert solution["objective_usd"] == pytest.approx(430_000)
 
 
+def test_a_cheaper_split_outside_the_grid_is_named(tmp_path):
+    """The two-site case above as the MILP solves it today, at the grid's 42/21 on 3 spines ($451,500): the design
+    names the split that would save at its node count, 40/20 on 2 spines, one spine and 5 AOCs less ($21,500),
+    and its report says the split was searched at the grid's levels alone."""
+    book = one_switch_book(200, "64x400", max_oversubscription=2)
+    book["sites"].append(dict(book["sites"][0], name="b", fixed_cost_usd=10_000_000))
+    inputs, answer, solution = run_both(tmp_path / "two.xlsx", book, oracle.Rules(levels="grid"))
+    assert solution["objective_usd"] == pytest.approx(answer.cost) == pytest.approx(451_500)
+    site = next(s for s in solution["sites"] if s["open"])
+    assert site["cheaper_split"] == {"down_ports": 40, "up_ports": 20, "spines": 2, "saving_usd": 21_500}
+    assert any(n.startswith(f"site {site['name']}: leaves of 40 down / 20 up ports on 2 spine(s) a network")
+               and "$21,500 less" in n for n in solution["notes"])
+    assert not solution["modes"]["space"][0]["every"]
+
+
 def test_three_tier_splits_between_grid_levels(tmp_path):
     """A 3-tier fabric's leaf and aggregation switches split between the grid's levels too (a strict xfail while
     models.splits widened 2-tier Clos leaves alone). 2 one-NIC nodes, fat_tree_3 only, 8 x 400G switches ($20,000,

@@ -15,7 +15,7 @@ import designer
 from designer.formats import money
 from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
-from designer.solve.space import design_space
+from designer.solve.space import cheaper_split, design_space, split_notes
 from designer.solve.spares import spare_lines
 from designer.solve.training import training_block
 from models.modes import (
@@ -242,7 +242,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         },
     }
     solution["constraints"] = constraint_table(solution, inputs)
-    solution["notes"] = list(data.inter.notes) + spares_over_budget(solution, project.get("budget_usd"))
+    solution["notes"] = (list(data.inter.notes) + split_notes(open_sites)
+                         + spares_over_budget(solution, project.get("budget_usd")))
     solution["training"] = training_block(inputs, solution)
     solution["inputs"] = inputs_echo(inputs)
     return solution
@@ -314,7 +315,7 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "scalable_units": ival(model.su[s, i]) if (s, i) in model.SM_su else None,
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
         "mode_id": mode.id, "node_type": str(inputs.project["node_type"]),
-        "layout": site_layout_echo(data, s, mode, nodes),
+        "layout": site_layout_echo(data, s, mode, nodes), "cheaper_split": cheaper_split(model, data, s, i),
     }
 
 
