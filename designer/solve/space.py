@@ -54,10 +54,11 @@ def cheaper_split(model, data, s: str, i: int) -> dict | None:
     """Where site s's 2-tier Clos (mode i) was searched at the grid's one split: the cheapest split within
     max_oversubscription (within the design's own oversubscription where a training objective's step or the
     workload's all-reduce limit reads it) at the site's endpoint count e that draws no more power, when it costs
-    less than the design's. Both priced alike (models.splits.option_figures: leaves, spines, the uplinks' items and fiber plant,
-    per plane, times the planes and rails), the panels its extra patched links may add counted against it:
-    {down_ports, up_ports, spines, saving_usd}, the spines per plane (per rail of a rail-only fabric). What searching every split would save there
-    at the least, at this node count; the design is optimal over the grid all the same."""
+    less than the design's. Both priced alike (models.splits.option_figures: leaves, spines, the uplinks' items and
+    fiber plant, per plane, times the planes and rails), the panels its extra patched links may add counted against
+    it: {down_ports, up_ports, spines, saving_usd}, the spines per plane (per rail of a rail-only fabric). What
+    searching every split would save there at the least, at this node count; the design is optimal over the grid all
+    the same."""
     mode = data.modes[i]
     if mode.splits or mode.tiers != 2 or mode.topology == "leaf_mesh":
         return None
