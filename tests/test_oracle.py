@@ -32,6 +32,7 @@ from hypothesis import assume, given, settings
 from designer.errors import Infeasible
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
+from designer.outputs.summary import summary_lines
 from designer.solve.run import SolveOptions, solve
 from designer.solve.throughput import LEVEL_SHARE
 
@@ -429,6 +430,8 @@ def test_a_cheaper_split_outside_the_grid_is_named(tmp_path):
     assert any(n.startswith(f"site {site['name']}: leaves of 40 down / 20 up ports on 2 spine(s) a network")
                and "$21,500 less" in n for n in solution["notes"])
     assert not solution["modes"]["space"][0]["every"]
+    assert "    outside the grid searched: leaves of 40 down / 20 up ports on 2 spine(s) a network would cost " \
+           "$21,500 less" in summary_lines(solution)
 
 
 def test_three_tier_splits_between_grid_levels(tmp_path):

@@ -32,6 +32,10 @@ def summary_lines(solution: dict) -> list[str]:
             f"oversubscription {site['oversubscription']:g}:1, latency {site['fabric_latency_us']:.2f} µs, "
             f"{site['power_mw']:.2f}/{site['power_cap_mw']:g} MW, {money(site['capex_usd'])}")
         lines.append(f"    switches: {counts}")
+        if site.get("cheaper_split"):
+            c = site["cheaper_split"]
+            lines.append(f"    outside the grid searched: leaves of {c['down_ports']} down / {c['up_ports']} up ports "
+                         f"on {c['spines']} spine(s) a network would cost {money(c['saving_usd'])} less")
     for link in solution["links"]:
         what = ("wavelength" if (link.get("optic_kind") or "coherent") == "coherent" else "link") + (
             "s" if link["wavelengths"] != 1 else "")
