@@ -48,7 +48,9 @@ def child_solve(workbook: str, gap: float, limit: float, export: str | None, pro
         return {**out, "status": "infeasible", "note": exc.reason, "call_s": time.perf_counter() - start}
     out.update(call_s=time.perf_counter() - start, status=sol["status"], gap=sol.get("mip_gap"),
                objective=sol.get("objective_usd"), timings=sol.get("timings", {}),
-               sites_open=sol["totals"].get("sites_open"), modes=sol.get("modes", {}).get("kept"))
+               sites_open=sol["totals"].get("sites_open"), modes=sol.get("modes", {}).get("kept"),
+               every_split=sol["modes"]["space"][0]["every"],
+               split_savings=[x["cheaper_split"]["saving_usd"] for x in sol["sites"] if x.get("cheaper_split")])
     text = Path(progress).read_text(encoding="utf-8")
     found = re.search(r"(\d+) variables, (\d+) constraints", text)
     if found:
