@@ -326,6 +326,23 @@ def run(out_dir: Path, quick: bool = False, time_limit: float | None = None) -> 
     return table.rows
 
 
+def target_8(table: Table, results: list) -> None:
+    """(8) optimal over the design space, not a grid: met where every instance's Clos splits were all searched;
+    otherwise the most a split outside the grid would save at a design's node counts (part_bcd)."""
+    solved = [r for r in results if r["ours"].data.get("split_savings") is not None]
+    if not solved:
+        table.add("T", "all instances", "(8) every split searched", "n/a", "", "every instance", "n/a")
+        return
+    gridded = [r for r in solved if not r["ours"].data["every_split"]]
+    worst = max(solved, key=lambda r: sum(r["ours"].data["split_savings"]) / r["ours"].data["objective"])
+    share = sum(worst["ours"].data["split_savings"]) / worst["ours"].data["objective"]
+    table.add("T", worst["name"], "(8) every split searched; the most a split outside the grid saves", 100 * share,
+              "%", "every instance", verdict(not gridded),
+              f"{len(gridded)} of {len(solved)} instances searched at the grid's splits (more than one usable site); "
+              f"the largest saving named at a design's node counts: {sum(worst['ours'].data['split_savings']):,.0f} "
+              "USD")
+
+
 def summary(table: Table, plan: Plan, example: dict, results: list, speedups: list, tiny_savings: list,
             oracle_present: bool) -> None:
     """The targets of issue 9 (scale and speed), one line each; (b) the overhead figures of issue 5."""
@@ -375,6 +392,7 @@ def summary(table: Table, plan: Plan, example: dict, results: list, speedups: li
                   + (f"; no design from our solve where greedy had one: {', '.join(lost)}" if lost else ""))
     else:
         table.add("T", "all instances", "(d) median saving vs greedy", "n/a", "", "never < 0", "n/a")
+    target_8(table, results)
     if not oracle_present:
         table.add("T", "-", "(e) brute force / ours at 6 sites", "skipped", "", ">= 100x", "n/a",
                   "tests/oracle.py not found")
