@@ -39,3 +39,13 @@ def gap(fraction: float | None) -> str:
     if fraction == 0 or abs(fraction) >= 0.01:
         return f"{fraction:.2%}"
     return f"{fraction * 100:.2g}%"
+
+
+def split_words(split: dict) -> str:
+    """A Clos's port split (design.json ``cheaper_split``): "leaves of 40 down / 20 up ports on 2 spine(s) a
+    network", or, 3-tier, "... and aggregation switches of 4 down / 4 up ports"."""
+    words = f"leaves of {split['down_ports']} down / {split['up_ports']} up ports"
+    if split.get("spines") is not None:
+        return words + f" on {split['spines']} spine(s) a network"
+    return words + f" and aggregation switches of {split['agg_down_ports']} down / {split['agg_up_ports']} up ports"
+

@@ -267,14 +267,26 @@ def three_tier_cost_power(mode: Mode, n: int, inputs, rails: int, multiplier: in
     """A 3-tier mode of every split at n endpoints (models.splits.three_tier_options): cost, power and patched links
     of its switches and links above the leaves, of its cheapest (leaf, aggregation) split pair, and each figure's
     least over the pairs; ``plant``: (plant rows as dicts, cable_in_rack_m)."""
+    per_endpoint, per_unit = unit_shape(mode.topology, rails)
+    leaf, aggregation = three_tier_options(mode.options(), static_splits(mode.splits2), per_endpoint, per_unit,
+                                           mode.core_ports, (mode.cables[1].links_per_module,
+                                                             mode.cables[2].links_per_module), n, n)
+    pairs = [((d, u), split2) for (d, u, _), split2 in itertools.product(leaf, aggregation)]
+    figures = three_tier_figures(mode, pairs, n, inputs, rails, multiplier, plant)
+    return figures[np.lexsort((figures[:, 1], figures[:, 0]))[0]], figures.min(axis=0)
+
+
+def three_tier_figures(mode: Mode, pairs: list, n: int, inputs, rails: int, multiplier: int,
+                       plant: tuple) -> np.ndarray:
+    """Cost, power and patched links (a row each) of a 3-tier fabric's switches and links above the leaves at n
+    endpoints, for each pair ((d, u), (d2, u2)) of leaf and aggregation splits: ceil(a n / d) units of b leaves, as
+    many aggregation switches as their uplinks need, the cores theirs; a link's items a cable, two transceivers, or
+    twin-port modules at each switch's end and pooled at the upper end; each link's least fiber plant."""
     sw = switch_rows(inputs)
     plant, in_rack = plant
     per_endpoint, per_unit = unit_shape(mode.topology, rails)
-    (k1, k2) = (mode.cables[1].links_per_module, mode.cables[2].links_per_module)
-    leaf, aggregation = three_tier_options(mode.options(), static_splits(mode.splits2), per_endpoint, per_unit,
-                                           mode.core_ports, (k1, k2), n, n)
     rows = []
-    for (d, u, _), (d2, u2) in itertools.product(leaf, aggregation):
+    for (d, u), (d2, u2) in pairs:
         leaves = per_unit * -(-per_endpoint * n // d)
         aggs = -(-leaves * u // d2)
         switches = ((mode.leaf, leaves), (mode.spine, aggs), (mode.core, -(-aggs * u2 // mode.core_ports)))
@@ -288,8 +300,7 @@ def three_tier_cost_power(mode: Mode, n: int, inputs, rails: int, multiplier: in
             power += cable.unit_power_w * items
             patched += links if cable.kind == "transceiver" and cable.length_m > in_rack else 0
         rows.append((cost, power, patched))
-    figures = multiplier * np.array(rows, dtype=float).reshape(-1, 3)
-    return figures[np.lexsort((figures[:, 1], figures[:, 0]))[0]], figures.min(axis=0)
+    return multiplier * np.array(rows, dtype=float).reshape(-1, 3)
 
 
 def plant_of(inputs) -> tuple[dict, float]:

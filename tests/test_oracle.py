@@ -103,8 +103,8 @@ def test_milp_equals_exhaustive_search(tmp_path):
     # the draws cover every kind of answer (about 10% of them multi-site: 99 of 1,000 fresh draws on
     # 5 December 2026, so the floor is half of that, not a tenth)
     assert multi >= total // 20 and deep >= total // 10 and seen["infeasible"] >= total // 20, seen
-    # the splits outside the grid that designs of more than one usable site name are checked too (18 of the 220
-    # draws of the derandomized profile, 14 of 300 fresh ones on 7 December 2026)
+    # the splits outside the grid that designs of more than one usable site name are checked too (19 of the 220
+    # draws of the derandomized profile, 47 of 500 fresh ones on 7 December 2026)
     assert len(named) >= total // 100, named
 
 
@@ -426,7 +426,8 @@ def test_a_cheaper_split_outside_the_grid_is_named(tmp_path):
     inputs, answer, solution = run_both(tmp_path / "two.xlsx", book, oracle.Rules(levels="grid"))
     assert solution["objective_usd"] == pytest.approx(answer.cost) == pytest.approx(451_500)
     site = next(s for s in solution["sites"] if s["open"])
-    assert site["cheaper_split"] == {"down_ports": 40, "up_ports": 20, "spines": 2, "saving_usd": 21_500}
+    assert site["cheaper_split"] == {"down_ports": 40, "up_ports": 20, "spines": 2, "agg_down_ports": None,
+                                     "agg_up_ports": None, "saving_usd": 21_500}
     assert any(n.startswith(f"site {site['name']}: leaves of 40 down / 20 up ports on 2 spine(s) a network")
                and "$21,500 less" in n for n in solution["notes"])
     assert not solution["modes"]["space"][0]["every"]
@@ -449,6 +450,23 @@ def test_three_tier_splits_between_grid_levels(tmp_path):
     assert solution["objective_usd"] == pytest.approx(65_200)
     site = next(s for s in solution["sites"] if s["open"])
     assert [(t["down_ports"], t["up_ports"]) for t in site["tiers"][:2]] == [(2, 2), (2, 2)]
+
+
+def test_a_cheaper_three_tier_split_outside_the_grid_is_named(tmp_path):
+    """test_three_tier_splits_between_grid_levels with a second usable site: the MILP's grid splits, 4/4 at both
+    tiers ($67,800, the brute force over the grid's the same), and the design names 2/2 at both, $2,600 less (2
+    leaf-aggregation AOCs and 2 aggregation-core links of 2 modules fewer)."""
+    far = dict(name="sr400", gbps=400, kind="transceiver", reach_m=200, power_w=8, price_usd=500, **SRC)
+    book = one_switch_book(2, "8x400", (AOC400, far), topologies_allowed="fat_tree_3", max_oversubscription=1)
+    book["switches"][0]["roles"] = "leaf,spine,core"
+    book["sites"].append(dict(book["sites"][0], name="b", fixed_cost_usd=10_000_000))
+    inputs, answer, solution = run_both(tmp_path / "three.xlsx", book, oracle.Rules(levels="grid"))
+    assert solution["objective_usd"] == pytest.approx(answer.cost) == pytest.approx(67_800)
+    site = next(s for s in solution["sites"] if s["open"])
+    assert site["cheaper_split"] == {"down_ports": 2, "up_ports": 2, "spines": None, "agg_down_ports": 2,
+                                     "agg_up_ports": 2, "saving_usd": 2_600}
+    assert "    outside the grid searched: leaves of 2 down / 2 up ports and aggregation switches of 2 down / 2 up " \
+           "ports would cost $2,600 less" in summary_lines(solution)
 
 
 def test_one_switch_model_in_every_role_of_a_three_tier_fabric(tmp_path):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from designer.audit import resilience
-from designer.formats import gap, money
+from designer.formats import gap, money, split_words
 
 
 def summary_lines(solution: dict) -> list[str]:
@@ -34,8 +34,7 @@ def summary_lines(solution: dict) -> list[str]:
         lines.append(f"    switches: {counts}")
         if site.get("cheaper_split"):
             c = site["cheaper_split"]
-            lines.append(f"    outside the grid searched: leaves of {c['down_ports']} down / {c['up_ports']} up ports "
-                         f"on {c['spines']} spine(s) a network would cost {money(c['saving_usd'])} less")
+            lines.append(f"    outside the grid searched: {split_words(c)} would cost {money(c['saving_usd'])} less")
     for link in solution["links"]:
         what = ("wavelength" if (link.get("optic_kind") or "coherent") == "coherent" else "link") + (
             "s" if link["wavelengths"] != 1 else "")

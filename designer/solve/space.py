@@ -7,15 +7,18 @@ which: a 40/20 leaf split striped over 2 spines is a design the grid's levels ca
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pyomo.environ as pyo
 
-from designer.formats import money
+from designer.formats import money, split_words
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.prepare import every_split_applies
-from models.modes import every_split, oversubscription_levels, split_figures, switch_cages, switch_rows
+from models.dominance import panel_usd, plant_of, three_tier_figures
+from models.modes import every_split, oversubscription_levels, split_figures, switch_cages, switch_rows, unit_shape
 from models.network import endpoints, site_list, spine_count
-from models.splits import option_figures, static_options
+from models.splits import option_figures, static_options, static_splits, three_tier_options
 
 
 def design_space(inputs) -> list[dict]:
@@ -51,39 +54,58 @@ def split_row(inputs, limit: float) -> dict:
 
 
 def cheaper_split(model, data, s: str, i: int) -> dict | None:
-    """Where site s's 2-tier Clos (mode i) was searched at the grid's one split: the cheapest split within
-    max_oversubscription (within the design's own oversubscription where a training objective's step or the
-    workload's all-reduce limit reads it) at the site's endpoint count e that draws no more power, when it costs
-    less than the design's. Both priced alike (models.splits.option_figures: leaves, spines, the uplinks' items and
-    fiber plant, per plane, times the planes and rails), the panels its extra patched links may add counted against
-    it: {down_ports, up_ports, spines, saving_usd}, the spines per plane (per rail of a rail-only fabric). What
-    searching every split would save there at the least, at this node count; the design is optimal over the grid all
-    the same."""
+    """Where site s's Clos (mode i) was searched at the grid's one split: the cheapest split within
+    max_oversubscription (within the design's own at each tier where a training objective's step or the workload's
+    all-reduce limit reads it) at the site's endpoint count that draws no more power, when it costs less than the
+    design's: {down_ports, up_ports (the leaves'), spines (2-tier, per plane: per rail of a rail-only fabric),
+    agg_down_ports, agg_up_ports (3-tier), saving_usd}. Both priced alike, as the dominance check prices options
+    (leaves, spines or aggregation switches and cores, their links' items and least fiber plant, for every plane
+    and rail), the panels its extra patched links may add counted against it. What searching every split would
+    save there at the least, at this node count; the design is optimal over the grid all the same."""
     mode = data.modes[i]
-    if mode.splits or mode.tiers != 2 or mode.topology == "leaf_mesh":
+    if mode.splits or mode.splits2 or mode.tiers == 1 or mode.topology == "leaf_mesh":
         return None
-    leaf = switch_rows(data.inputs)[mode.leaf]
+    own = data.workload is not None or data.inputs.project.get("objective") in TRAINING_OBJECTIVES
     limit = float(data.inputs.project["max_oversubscription"])
-    if data.workload is not None or data.inputs.project.get("objective") in TRAINING_OBJECTIVES:
-        limit = mode.d1 * mode.g0 / (mode.u1 * mode.g1)  # the step and the all-reduce limit read the bandwidth
-    splits = every_split(tuple(leaf["port_modes"].items()), mode.g0, mode.g1, limit, switch_cages(leaf))
-    options = ((mode.d1, mode.u1, round(pyo.value(spine_count(model, s, i)))),) + static_options(splits)
-    shape = split_figures(data.inputs, mode, data.rails)
-    count = round(pyo.value(endpoints(model, s, i)))
-    price, power, patched = (x[:, 0] for x in option_figures(options, shape, [count]))
-    cost = np.where(np.isfinite(price) & (power <= power[0] * (1 + 1e-12)), price + shape.panels(patched - patched[0]),
-                    np.inf)
+    leaf_splits = splits_within(data.inputs, mode.leaf, mode.g0, mode.g1,
+                                mode.d1 * mode.g0 / (mode.u1 * mode.g1) if own else limit)
+    e = round(pyo.value(endpoints(model, s, i)))
+    if mode.tiers == 2:
+        options = ((mode.d1, mode.u1, round(pyo.value(spine_count(model, s, i)))),) + static_options(leaf_splits)
+        shape = split_figures(data.inputs, mode, data.rails)
+        price, power, patched = (data.multiplier[i] * x[:, 0] for x in option_figures(options, shape, [e]))
+        more_panels = data.multiplier[i] * shape.panels((patched - patched[0]) / data.multiplier[i])
+        picks = [{"down_ports": d, "up_ports": u, "spines": j, "agg_down_ports": None, "agg_up_ports": None}
+                 for d, u, j in options]
+    else:
+        agg_splits = splits_within(data.inputs, mode.spine, mode.g1, mode.g2,
+                                   mode.d2 * mode.g1 / (mode.u2 * mode.g2) if own else limit)
+        leaf, aggregation = three_tier_options(tuple((d, u, 0) for d, u in static_splits(leaf_splits)),
+                                               static_splits(agg_splits), *unit_shape(mode.topology, data.rails),
+                                               mode.core_ports, (mode.cables[1].links_per_module,
+                                                                 mode.cables[2].links_per_module), e, e)
+        pairs = [((mode.d1, mode.u1), (mode.d2, mode.u2))] + [
+            ((d, u), split2) for (d, u, _), split2 in itertools.product(leaf, aggregation)]
+        plant = plant_of(data.inputs)
+        price, power, patched = three_tier_figures(mode, pairs, e, data.inputs, data.rails, data.multiplier[i],
+                                                   plant).T
+        more_panels = panel_usd(plant[0], patched - patched[0])
+        picks = [{"down_ports": d, "up_ports": u, "spines": None, "agg_down_ports": d2, "agg_up_ports": u2}
+                 for (d, u), (d2, u2) in pairs]
+    cost = np.where(np.isfinite(price) & (power <= power[0] * (1 + 1e-12)), price + more_panels, np.inf)
     best = int(np.argmin(cost))
-    saving = float(price[0] - cost[best]) * data.multiplier[i]
-    if saving < 0.5:
-        return None
-    down, up, spines = options[best]
-    return {"down_ports": down, "up_ports": up, "spines": spines, "saving_usd": saving}
+    saving = float(price[0] - cost[best])
+    return {**picks[best], "saving_usd": saving} if saving >= 0.5 else None
+
+
+def splits_within(inputs, switch: str, g_down: int, g_up: int, level: float) -> tuple[tuple[int, int], ...]:
+    """models.modes.every_split of a switch of the catalog."""
+    row = switch_rows(inputs)[switch]
+    return every_split(tuple(row["port_modes"].items()), g_down, g_up, level, switch_cages(row))
 
 
 def split_notes(sites: list[dict]) -> list[str]:
     """A note for each open site a split outside the grid searched would make cheaper (cheaper_split)."""
-    return [f"site {x['name']}: leaves of {c['down_ports']} down / {c['up_ports']} up ports on {c['spines']} "
-            f"spine(s) a network, a split the grid searched here does not hold (design space: Fabric modes), would "
-            f"cost {money(c['saving_usd'])} less at its {x['nodes']:,} nodes and draw no more power"
-            for x in sites if (c := x.get("cheaper_split"))]
+    return [f"site {x['name']}: {split_words(c)}, a split the grid searched here does not hold (design space: "
+            f"Fabric modes), would cost {money(c['saving_usd'])} less at its {x['nodes']:,} nodes and draw no more "
+            "power" for x in sites if (c := x.get("cheaper_split"))]
