@@ -37,7 +37,7 @@ import itertools
 import numpy as np
 
 from models.modes import Mode, check_deadline, plant_bounds, plant_rows, split_figures, switch_rows, unit_shape
-from models.splits import option_figures, static_splits, three_tier_options
+from models.splits import option_figures, panels_usd, static_splits, three_tier_options
 
 SAMPLES = 48
 STRONG = 64  # modes per screening count tried first as dominators
@@ -220,11 +220,10 @@ def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict
 
 
 def panel_usd(plant: dict, more: np.ndarray) -> np.ndarray:
-    """Most the site's panels can grow by when it has ``more`` patched links: ceil(2 max(0, more) / P) panels."""
-    if "panel" not in plant:
-        return np.zeros(len(more))
-    ports = int(plant["panel"]["ports"])
-    return float(plant["panel"]["price_usd"]) * np.ceil(2 * np.maximum(more, 0) / ports - 1e-9)
+    """Most the site's panels can grow by when it has ``more`` patched links (models.splits.panels_usd)."""
+    panel = plant.get("panel")
+    return panels_usd(0.0, 0, more) if panel is None else panels_usd(float(panel["price_usd"]), int(panel["ports"]),
+                                                                        more)
 
 
 def window_min(values: np.ndarray, width: int) -> np.ndarray:
@@ -358,7 +357,6 @@ def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: flo
         if fits[b]:
             kept = np.append(kept, b)
     return [m for m, keep in zip(modes, alive) if keep], dropped
-
 
 
 def _same_fabric(modes: list[Mode], crit: np.ndarray, ends: float | None = None):

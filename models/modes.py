@@ -227,6 +227,11 @@ def every_split(modes: tuple[tuple[int, int], ...], g_down: int, g_up: int, leve
     return tuple(out)
 
 
+def switch_splits(row, g_down: int, g_up: int, level: float) -> tuple[tuple[int, int], ...]:
+    """every_split of a catalog switch (switch_rows: its port modes and cages)."""
+    return every_split(tuple(row["port_modes"].items()), g_down, g_up, level, switch_cages(row))
+
+
 def mesh_split(pool_gbps: float, g: int, level: float, leaves: int) -> tuple[int, int]:
     """Down/up ports of a mesh leaf for a mesh of up to ``leaves`` leaves. Between two halves of L leaves
     with u mesh ports each run L^2/4 x u/(L-1) links, so the bisection holds level x the NIC bandwidth
@@ -644,10 +649,9 @@ def _build_modes(inputs, topology, tiers, hops, protocol, leaf, spine, core, g0,
             return
     splits = splits2 = ()
     if every and tiers >= 2 and not mesh2:
-        splits = every_split(tuple(switches[leaf]["port_modes"].items()), g0, g1, level1, switch_cages(switches[leaf]))
+        splits = switch_splits(switches[leaf], g0, g1, level1)
     if every and tiers == 3:
-        splits2 = every_split(tuple(switches[spine]["port_modes"].items()), g1, g2, level2,
-                              switch_cages(switches[spine]))
+        splits2 = switch_splits(switches[spine], g1, g2, level2)
     node_cap = _node_cap(topology, tiers, mesh_leaves, rails, d1, u1, d2, spine_ports, core_ports)
     if node_cap <= 0:
         reject("topology cannot hold one node with this switch", label)

@@ -55,10 +55,16 @@ class Shape:
     panel_ports: int = 0
 
     def panels(self, more: np.ndarray) -> np.ndarray:
-        """USD of the most panels ``more`` patched links add (ceil(2 max(0, more) / P) panels)."""
-        if not self.panel_ports:
-            return np.zeros(np.shape(more))
-        return self.panel_usd * np.ceil(2 * np.maximum(more, 0) / self.panel_ports - 1e-9)
+        """USD of the most panels ``more`` patched links add (panels_usd)."""
+        return panels_usd(self.panel_usd, self.panel_ports, more)
+
+
+def panels_usd(price: float, ports: int, more: np.ndarray) -> np.ndarray:
+    """USD of the most panels of ``ports`` ports (at ``price`` each) ``more`` patched links add to a site's
+    ceil(2 x / P): ceil(2 max(0, more) / P) (ceil(a + b) <= ceil(a) + ceil(b)); none without panels."""
+    if not ports:
+        return np.zeros(np.shape(more))
+    return price * np.ceil(2 * np.maximum(more, 0) / ports - 1e-9)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -16,7 +16,7 @@ from designer.formats import money, split_words
 from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.prepare import every_split_applies
 from models.dominance import panel_usd, plant_of, three_tier_figures
-from models.modes import every_split, oversubscription_levels, split_figures, switch_cages, switch_rows, unit_shape
+from models.modes import oversubscription_levels, split_figures, switch_rows, switch_splits, unit_shape
 from models.network import endpoints, site_list, spine_count
 from models.splits import option_figures, static_options, static_splits, three_tier_options
 
@@ -67,18 +67,19 @@ def cheaper_split(model, data, s: str, i: int) -> dict | None:
         return None
     own = data.workload is not None or data.inputs.project.get("objective") in TRAINING_OBJECTIVES
     limit = float(data.inputs.project["max_oversubscription"])
-    leaf_splits = splits_within(data.inputs, mode.leaf, mode.g0, mode.g1,
+    switches = switch_rows(data.inputs)
+    leaf_splits = switch_splits(switches[mode.leaf], mode.g0, mode.g1,
                                 mode.d1 * mode.g0 / (mode.u1 * mode.g1) if own else limit)
     e = round(pyo.value(endpoints(model, s, i)))
     if mode.tiers == 2:
         options = ((mode.d1, mode.u1, round(pyo.value(spine_count(model, s, i)))),) + static_options(leaf_splits)
         shape = split_figures(data.inputs, mode, data.rails)
-        price, power, patched = (data.multiplier[i] * x[:, 0] for x in option_figures(options, shape, [e]))
-        more_panels = data.multiplier[i] * shape.panels((patched - patched[0]) / data.multiplier[i])
+        price, power, patched = (x[:, 0] for x in option_figures(options, shape, [e]))  # per plane
+        price, more_panels = data.multiplier[i] * price, data.multiplier[i] * shape.panels(patched - patched[0])
         picks = [{"down_ports": d, "up_ports": u, "spines": j, "agg_down_ports": None, "agg_up_ports": None}
                  for d, u, j in options]
     else:
-        agg_splits = splits_within(data.inputs, mode.spine, mode.g1, mode.g2,
+        agg_splits = switch_splits(switches[mode.spine], mode.g1, mode.g2,
                                    mode.d2 * mode.g1 / (mode.u2 * mode.g2) if own else limit)
         leaf, aggregation = three_tier_options(tuple((d, u, 0) for d, u in static_splits(leaf_splits)),
                                                static_splits(agg_splits), *unit_shape(mode.topology, data.rails),
@@ -96,12 +97,6 @@ def cheaper_split(model, data, s: str, i: int) -> dict | None:
     best = int(np.argmin(cost))
     saving = float(price[0] - cost[best])
     return {**picks[best], "saving_usd": saving} if saving >= 0.5 else None
-
-
-def splits_within(inputs, switch: str, g_down: int, g_up: int, level: float) -> tuple[tuple[int, int], ...]:
-    """models.modes.every_split of a switch of the catalog."""
-    row = switch_rows(inputs)[switch]
-    return every_split(tuple(row["port_modes"].items()), g_down, g_up, level, switch_cages(row))
 
 
 def split_notes(sites: list[dict]) -> list[str]:
