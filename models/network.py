@@ -64,6 +64,9 @@ class ModelData:
     # the (site, mode) pairs offered, when only some are (a completion of chosen modes, designer.solve.start);
     # None for all that apply
     chosen: frozenset | None = None
+    # mode -> (lo, hi): the endpoint counts its every-split options serve, where only those are asked
+    # (designer.solve.polish); else split_range's
+    split_window: dict = field(default_factory=dict)
     _limits: dict | None = field(default=None, repr=False)
     _attachments: dict = field(default_factory=dict, repr=False)  # site -> most_attachments, read per (site, mode)
     _support_m: dict = field(default_factory=dict, repr=False)  # site -> support_lengths
@@ -220,7 +223,9 @@ class ModelData:
     def split_range(self, i: int) -> tuple[int, int]:
         """The endpoint counts mode i of every split may serve: up to the most of the sites it applies at (one
         range for all: a site's options are the same whichever site's limit is the larger), from 1, or the whole
-        job on the only usable site."""
+        job on the only usable site; or ``split_window``'s."""
+        if i in self.split_window:
+            return self.split_window[i]
         most = max(self.endpoint_limit(t, i) for t in self.modes[i].sites if t in self.site_set)
         job = -(-int(self.inputs.project["gpus_required"]) // int(self.node["gpus_per_node"]))
         return (min(most, job) if len(self.sites) == 1 else 1), most

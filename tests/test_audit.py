@@ -465,10 +465,11 @@ def test_cabling_lists_every_link_port_to_port(tmp_path, two_sites):
     assert (first["device"], first["port"], first["peer_device"], first["peer_port"]) == (
         "dc1-node-0001", "p1", "dc1-leaf-r1-su1", "p1/1")
     uplink = next(r for r in rows if r["peer_device"] == "dc1-spine-01")
-    # 32 NIC links fill the leaf's cages 1-16, its uplinks start at cage 17
-    assert (uplink["device"], uplink["port"], uplink["peer_port"]) == ("dc1-leaf-r1-su1", "p17/1", "p1/1")
+    # the polish split the leaves 18 down / 18 up on 6 spines (32 nodes and the DCI routers' 4 attachments a site:
+    # 2 SUs of 18; the grid's 32/32 on 8): 18 NIC links fill the leaf's cages 1-9, its uplinks start at cage 10
+    assert (uplink["device"], uplink["port"], uplink["peer_port"]) == ("dc1-leaf-r1-su1", "p10/1", "p1/1")
     spine_cages = [int(r["peer_port"][1:].split("/")[0]) for r in rows if r["peer_device"].startswith("dc1-spine")]
-    assert max(spine_cages) == 32
+    assert max(spine_cages) == 24  # 16 leaves x 3 links a spine: 48 ports, 24 cages
     wave = next(r for r in rows if r["item"] == "800ZR")
     assert (wave["site"], wave["speed_gbps"], wave["length_m"]) == ("dc1--dc2", "800", "100000.0")
 

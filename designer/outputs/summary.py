@@ -35,6 +35,8 @@ def summary_lines(solution: dict) -> list[str]:
         if site.get("cheaper_split"):
             c = site["cheaper_split"]
             lines.append(f"    outside the grid searched: {split_words(c)} would cost {money(c['saving_usd'])} less")
+        if site.get("polished_from"):
+            lines.append(f"    polished at its node count from the grid's {split_words(site['polished_from'])}")
     for link in solution["links"]:
         what = ("wavelength" if (link.get("optic_kind") or "coherent") == "coherent" else "link") + (
             "s" if link["wavelengths"] != 1 else "")

@@ -15,7 +15,7 @@ import designer
 from designer.formats import money
 from designer.inputs.catalog import cages, lanes
 from designer.inputs.echo import inputs_echo, plain
-from designer.solve.space import cheaper_split, design_space, split_notes
+from designer.solve.space import cheaper_split, design_space, polish_notes, split_notes
 from designer.solve.spares import spare_lines
 from designer.solve.training import training_block
 from models.modes import (
@@ -213,6 +213,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     spares = spare_lines(rows, inputs)
     spares_usd = sum(r["extended_usd"] for r in spares)
     open_sites = [e for e in sites_out if e["open"]]
+    polish = getattr(data, "polish", None)  # designer.solve.polish's account, where it changed the design
     solution = {
         "schema_version": SCHEMA_VERSION,
         "name": inputs.name,
@@ -232,7 +233,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         "links": links_out,
         "bom": rows,
         "spares": spares,
-        "modes": {**data.modeset.summary(), "space": design_space(inputs)},
+        "modes": {**data.modeset.summary(), "space": design_space(inputs, polish is not None),
+                  "polish": polish and {"saving_usd": polish["saving_usd"]}},
         "workload": workload_estimate(data, open_sites, links_out),
         "solver": {
             "name": "highs", "version": highs_version(), "pyomo_version": pyomo_version(),
@@ -242,7 +244,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         },
     }
     solution["constraints"] = constraint_table(solution, inputs)
-    solution["notes"] = (list(data.inter.notes) + split_notes(open_sites)
+    solution["notes"] = (list(data.inter.notes) + split_notes(open_sites) + polish_notes(open_sites, polish)
                          + spares_over_budget(solution, project.get("budget_usd")))
     solution["training"] = training_block(inputs, solution)
     solution["inputs"] = inputs_echo(inputs)
@@ -316,6 +318,7 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
         "mode_id": mode.id, "node_type": str(inputs.project["node_type"]),
         "layout": site_layout_echo(data, s, mode, nodes), "cheaper_split": cheaper_split(model, data, s, i),
+        "polished_from": (getattr(data, "polish", None) or {"sites": {}})["sites"].get(s),
     }
 
 

@@ -36,6 +36,8 @@ class SolveOptions:
     # (designer.solve.start.complete) may run past its share while it has no design. A run in this process (a
     # model of fewer than PROCESS_COLUMNS columns, quick to complete) stops there whatever it holds
     settle_after: float | None = None
+    # a design searched at the grid's splits polished at its node counts (designer.solve.polish); off: the grid's
+    polish: bool = True
 
     @property
     def highs_threads(self) -> int:

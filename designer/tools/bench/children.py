@@ -50,7 +50,9 @@ def child_solve(workbook: str, gap: float, limit: float, export: str | None, pro
                objective=sol.get("objective_usd"), timings=sol.get("timings", {}),
                sites_open=sol["totals"].get("sites_open"), modes=sol.get("modes", {}).get("kept"),
                every_split=sol["modes"]["space"][0]["every"],
-               split_savings=[x["cheaper_split"]["saving_usd"] for x in sol["sites"] if x.get("cheaper_split")])
+               split_savings=[x["cheaper_split"]["saving_usd"] for x in sol["sites"] if x.get("cheaper_split")],
+               polished=(sol["modes"].get("polish") or {}).get("saving_usd", 0.0),
+               polished_sites=sum(1 for x in sol["sites"] if x.get("polished_from")))
     text = Path(progress).read_text(encoding="utf-8")
     found = re.search(r"(\d+) variables, (\d+) constraints", text)
     if found:
