@@ -4,8 +4,8 @@ Where a site's Clos was searched at the grid's one split (more than one usable s
 every_split_applies) and a split outside it would cost less at the site's endpoint count
 (designer.solve.space.cheaper_split), the design is solved again with every other decision fixed as it is (sites,
 modes, node counts, the DCI routers' attachments, routes, optics, wavelengths, fiber pairs, DCI routers, support
-switches) and those sites' modes offering every split the count needs (Mode.splits over the count alone:
-ModelData.split_window). Every row of the model holds again, so the power, space, budget and every other limit
+switches) and those sites' modes offering every split their counts need, at every site a mode serves (Mode.splits
+over those counts alone: ModelData.split_window). Every row of the model holds again, so the power, space, budget and every other limit
 still do; the design that comes back is no dearer and takes a split outside the grid only where it costs less.
 
 What the design is then optimal over: the grid's splits at every node count, and every split at the design's own
@@ -23,6 +23,7 @@ import pyomo.environ as pyo
 
 from designer.solve.highs import Outcome, SolveOptions, relative_gap, run_highs, translation_seconds
 from designer.solve.space import cheaper_split, every_split_of
+from models.modes import PastDeadline
 from models.network import (
     COST_SCALE,
     ModelData,
@@ -34,6 +35,10 @@ from models.network import (
     spine_count,
 )
 
+#: the share of --time-limit the polish may take past the limit where the solve before it took it all (the promise
+#: is 1.1 x the limit: this share and GuardedHighs's overrun stay within it)
+SHARE = 0.04
+
 #: the model's decisions a polish keeps as the design has them (what a site's split changes is left free: its
 #: leaves, spines, modules, panels, power and cost; the flows and RTT labels follow the fixed routes)
 FIXED = ("open", "y", "nodes", "attach", "use", "x", "waves", "pairs", "routers", "support", "multi", "router_pick",
@@ -43,15 +48,17 @@ FIXED = ("open", "y", "nodes", "attach", "use", "x", "waves", "pairs", "routers"
 def polish(model, data: ModelData, outcome: Outcome, options: SolveOptions, cutoff: float | None,
            ends: float | None) -> tuple | None:
     """(model, data, outcome) of the design in ``model`` with its sites' splits polished, or None where no site
-    names a cheaper split, no time is left (``ends``, perf_counter seconds) or the polish finds nothing cheaper.
+    names a cheaper split, no time is left (``ends``, perf_counter seconds: the time limit's end and SHARE of it)
+    or the polish finds nothing cheaper.
     ``data.polish`` then says what it replaced: {site: the grid's split (down_ports, up_ports, spines,
     agg_down_ports, agg_up_ports)} and the saving."""
     chosen = [(s, i) for s, i in model.SM if round(model.y[s, i].value or 0) == 1]
-    named = {s: i for s, i in chosen if cheaper_split(model, data, s, i)}
+    named = {i for s, i in chosen if cheaper_split(model, data, s, i)}
     if not named or (ends is not None and ends - time.perf_counter() < 0.1):
         return None
+    at = {s: i for s, i in chosen if i in named}  # every site of a mode polished: its options serve each count
     counts: dict[int, list[int]] = {}
-    for s, i in named.items():
+    for s, i in at.items():
         counts.setdefault(i, []).append(round(pyo.value(endpoints(model, s, i))))
     modes = list(data.modes)
     for i in counts:
@@ -60,7 +67,10 @@ def polish(model, data: ModelData, outcome: Outcome, options: SolveOptions, cuto
     polished = replace(data, modes=modes, chosen=frozenset(chosen),
                        split_window={i: (min(c), max(c)) for i, c in counts.items()})
     polished.modeset = data.modeset
-    small = build_model(polished)
+    try:
+        small = build_model(polished, ends=ends)
+    except PastDeadline:
+        return None
     set_objective(small)
     for name in FIXED:
         mine, theirs = small.component(name), model.component(name)
@@ -76,9 +86,9 @@ def polish(model, data: ModelData, outcome: Outcome, options: SolveOptions, cuto
         return None
     bound = None if outcome.bound is None or found.bound is None else min(outcome.bound, found.bound)
     status = "optimal" if outcome.status == found.status == "optimal" else "feasible"
-    before = {s: grid_split(model, data, s, i) for s, i in named.items()}
+    before = {s: grid_split(model, data, s, i) for s, i in at.items()}
     polished.polish = {"sites": {s: split for s, split in before.items()
-                                 if split != grid_split(small, polished, s, named[s])},
+                                 if split != grid_split(small, polished, s, at[s])},
                        "saving_usd": outcome.objective - found.objective}
     return small, polished, Outcome(status, found.objective, bound, relative_gap(found.objective, bound),
                                     found.seconds, found.termination, found.highs_seconds)

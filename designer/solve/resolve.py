@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from designer.solve.extract import extract
 from designer.solve.highs import Outcome, SolveOptions, run_highs
+from designer.solve.polish import polish
 from designer.solve.prepare import prepare_data
 from designer.solve.start import better_of, greedy_start, snapshot
 from models.network import COST_SCALE, build_model, set_objective
@@ -67,12 +68,20 @@ def cheapest(inputs, chosen: dict | None, options: SolveOptions, latency_cap: fl
     values = snapshot(model) if start is not None else None
     outcome = run_highs(model, options, COST_SCALE, cutoff=cutoff, start=start is not None)
     outcome = better_of(outcome, start, values)
-    seconds = time.perf_counter() - began
     if outcome.status not in ("optimal", "feasible"):
         why = "no design meets every limit" if outcome.status == "infeasible" else outcome.stop
-        return Variant(outcome.status, bound=outcome.bound, why=why, seconds=seconds)
+        return Variant(outcome.status, bound=outcome.bound, why=why, seconds=time.perf_counter() - began)
+    model, data, outcome = polished(model, data, outcome, options, cutoff)
+    seconds = time.perf_counter() - began
     solution = extract(model, data, outcome, options, seconds=seconds)
     return Variant(outcome.status, outcome.objective, outcome.bound, solution, seconds=seconds)
+
+
+def polished(model, data, outcome: Outcome, options: SolveOptions, cutoff: float | None) -> tuple:
+    """(model, data, outcome) of the variant's design polished at its node counts (designer.solve.polish), as the
+    main solve's is, or as they are where the polish does not apply."""
+    found = polish(model, data, outcome, options, cutoff, None) if options.polish else None
+    return found or (model, data, outcome)
 
 
 def design_start(model, data, chosen: dict, options: SolveOptions, cutoff: float | None) -> Outcome | None:
@@ -124,6 +133,7 @@ def cheaper_than(inputs, threshold: float, options: SolveOptions, latency_cap: f
         return False, None
     if outcome.status not in ("optimal", "feasible") or outcome.objective is None:
         return None, None
+    model, data, outcome = polished(model, data, outcome, options, cutoff)
     seconds = time.perf_counter() - began
     solution = extract(model, data, outcome, options, seconds=seconds)
     return True, Variant(outcome.status, outcome.objective, outcome.bound, solution, seconds=seconds)

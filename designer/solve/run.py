@@ -17,6 +17,7 @@ from designer.inputs.schema import TRAINING_OBJECTIVES
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs, translate, translation_seconds
+from designer.solve.polish import SHARE as POLISH_SHARE
 from designer.solve.polish import polish
 from designer.solve.prepare import at_most, prepare_data
 from designer.solve.relaxation import Relaxation
@@ -128,7 +129,9 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
     say(f"HiGHS: {outcome.status}, gap {gap_text(outcome.gap)} ({outcome.seconds:.1f} s)")
     if options.polish and outcome.objective is not None:
         began = time.perf_counter()
-        polished = polish(model, data, outcome, options, budget(inputs), clock.ends)
+        # the rest of the limit, or at least its POLISH_SHARE where the solve took it all
+        ends = None if clock.ends is None else max(clock.ends, began + POLISH_SHARE * clock.limit)
+        polished = polish(model, data, outcome, options, budget(inputs), ends)
         outcomes.append(Outcome("polish", None, None, None, time.perf_counter() - began, "",
                                 polished[2].highs_seconds if polished else 0.0))
         if polished is not None:

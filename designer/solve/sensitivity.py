@@ -77,6 +77,8 @@ def relaxed(inputs, chosen: dict, options: SolveOptions, base: Base) -> Variant:
     - then designer.solve.resolve.cheaper_than: HiGHS with T as its objective bound, stopping at its first design
       below T. None proves the relaxation's optimum is in [T, chosen cost]: the chosen design is the answer, its
       bound T (``saving_max_usd`` = chosen cost - T). A design below T is solved to the gap in the same model.
+    - a chosen design the polish changed (designer.solve.polish): the full re-solve, polished too (a relaxation's
+      design over the grid at or above T may polish below it).
     A probe stopped by a limit leaves the full re-solve (``best``) to answer. Under a training objective the
     search itself answers (designer.solve.by_run.searched)."""
     if base.run_key:
@@ -93,6 +95,10 @@ def relaxed(inputs, chosen: dict, options: SolveOptions, base: Base) -> Variant:
                 found.seconds = time.perf_counter() - began
                 return found
         cap = base.latency
+    if (chosen.get("modes") or {}).get("polish"):
+        found = best(inputs, chosen, options)
+        found.seconds = time.perf_counter() - began
+        return found
     threshold = base.bound - 1e-6 * abs(base.bound)
     verdict, found = cheaper_than(inputs, threshold, options, latency_cap=cap, cutoff=budget(inputs))
     if verdict is None:
