@@ -6,7 +6,8 @@ every_split_applies) and a split outside it would cost less at the site's endpoi
 modes, node counts, the DCI routers' attachments, routes, optics, wavelengths, fiber pairs, DCI routers, support
 switches) and those sites' modes offering every split their counts need, at every site a mode serves (Mode.splits
 over those counts alone: ModelData.split_window). Every row of the model holds again, so the power, space, budget
-and every other limit still do; the design that comes back is no dearer and takes a split outside the grid only where it costs less.
+and every other limit still do; the design that comes back is no dearer and takes a split outside the grid only
+where it costs less.
 
 What the design is then optimal over: the grid's splits at every node count, and every split at the design's own
 counts (the polish's HiGHS run proves its optimum over what it leaves free). A lower bound over that union is the
