@@ -256,14 +256,17 @@ def has_spine_options(mode: Mode) -> bool:
 # Model building
 # --------------------------------------------------------------------------------------------
 
-def build_model(data: ModelData, bounds: bool = True, ends: float | None = None) -> pyo.ConcreteModel:
+def build_model(data: ModelData, bounds: bool = True, ends: float | None = None,
+                leave_out: tuple = ()) -> pyo.ConcreteModel:
     """The full MILP with expressions ``capex`` and ``energy``; no objective yet. ``bounds``: the integer counts'
     bounds (define_bounds), which read the rows' needs as they are; an elastic model, whose slacks lower those
     needs, goes without them. The worst latency (define_latency) is added by what reads it: min_latency is
     searched over modes filtered by latency (designer.solve.prepare.at_most), so the cost stage never does, and its
     rows (levels x sites, each over the modes at or above its level: 1.8M nonzeros with 60 switch models) would
     only weigh on the translation and the LP. ``ends``: a deadline (perf_counter seconds) checked before each
-    group (models.modes.PastDeadline)."""
+    group (models.modes.PastDeadline). ``leave_out``: constraint groups not built (where the sites and used routes
+    are fixed, define_connectivity's, define_route_diversity's and define_rtt's rows hold with them:
+    designer.solve.polish)."""
     m = pyo.ConcreteModel(name="designer")
     m.data = data
     groups = [define_sets, define_variables, define_totals, define_site_mode, define_leaves, define_spines,
@@ -271,7 +274,7 @@ def build_model(data: ModelData, bounds: bool = True, ends: float | None = None)
               define_routes, define_connectivity, define_dci_capacity, define_dci_routers, define_dci_attachment,
               define_one_router_model, define_route_diversity, define_rtt, define_workload, define_support,
               define_fiber_plant, define_power, define_cost] + ([define_bounds, define_tightening] if bounds else [])
-    for define in groups:
+    for define in (group for group in groups if group not in leave_out):
         check_deadline(ends, f"built up to {define.__name__}")
         define(m, data)
     return m
