@@ -67,6 +67,9 @@ class ModelData:
     # mode -> (lo, hi): the endpoint counts its every-split options serve, where only those are asked
     # (designer.solve.polish); else split_range's
     split_window: dict = field(default_factory=dict)
+    # what the polish replaced, where it changed the design: {sites: {site: the grid's split}, saving_usd}
+    # (designer.solve.polish); None otherwise
+    polish: dict | None = None
     _limits: dict | None = field(default=None, repr=False)
     _attachments: dict = field(default_factory=dict, repr=False)  # site -> most_attachments, read per (site, mode)
     _support_m: dict = field(default_factory=dict, repr=False)  # site -> support_lengths

@@ -213,7 +213,6 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
     spares = spare_lines(rows, inputs)
     spares_usd = sum(r["extended_usd"] for r in spares)
     open_sites = [e for e in sites_out if e["open"]]
-    polish = getattr(data, "polish", None)  # designer.solve.polish's account, where it changed the design
     solution = {
         "schema_version": SCHEMA_VERSION,
         "name": inputs.name,
@@ -233,8 +232,8 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         "links": links_out,
         "bom": rows,
         "spares": spares,
-        "modes": {**data.modeset.summary(), "space": design_space(inputs, polish is not None),
-                  "polish": polish and {"saving_usd": polish["saving_usd"]}},
+        "modes": {**data.modeset.summary(), "space": design_space(inputs, data.polish is not None),
+                  "polish": data.polish and {"saving_usd": data.polish["saving_usd"]}},
         "workload": workload_estimate(data, open_sites, links_out),
         "solver": {
             "name": "highs", "version": highs_version(), "pyomo_version": pyomo_version(),
@@ -244,7 +243,7 @@ def extract(model, data, outcome, options, seconds: float) -> dict:
         },
     }
     solution["constraints"] = constraint_table(solution, inputs)
-    solution["notes"] = (list(data.inter.notes) + split_notes(open_sites) + polish_notes(open_sites, polish)
+    solution["notes"] = (list(data.inter.notes) + split_notes(open_sites) + polish_notes(open_sites, data.polish)
                          + spares_over_budget(solution, project.get("budget_usd")))
     solution["training"] = training_block(inputs, solution)
     solution["inputs"] = inputs_echo(inputs)
@@ -318,7 +317,7 @@ def site_fabric(model, data, s, i, bom: Bom) -> dict:
         "hops": mode.hops, "latency_breakdown_us": mode.latency_breakdown_us, "fabric_links": fabric_links,
         "mode_id": mode.id, "node_type": str(inputs.project["node_type"]),
         "layout": site_layout_echo(data, s, mode, nodes), "cheaper_split": cheaper_split(model, data, s, i),
-        "polished_from": (getattr(data, "polish", None) or {"sites": {}})["sites"].get(s),
+        "polished_from": data.polish["sites"].get(s) if data.polish else None,
     }
 
 

@@ -59,8 +59,8 @@ def polish(model, data: ModelData, outcome: Outcome, options: SolveOptions, cuto
     """(model, data, outcome) of the design in ``model`` with its sites' splits polished, or None where no site
     names a cheaper split, no time is left (``ends``, perf_counter seconds: the time limit's end and SHARE of it)
     or the polish finds nothing cheaper.
-    ``data.polish`` then says what it replaced: {site: the grid's split (down_ports, up_ports, spines,
-    agg_down_ports, agg_up_ports)} and the saving."""
+    The data returned says what the polish replaced (ModelData.polish): {site: the grid's split (down_ports,
+    up_ports, spines, agg_down_ports, agg_up_ports)} and the saving."""
     chosen = [(s, i) for s, i in model.SM if round(model.y[s, i].value or 0) == 1]
     named = {i for s, i in chosen if cheaper_split(model, data, s, i)}
     if not named or (ends is not None and ends - time.perf_counter() < 0.1):
@@ -96,17 +96,17 @@ def polish(model, data: ModelData, outcome: Outcome, options: SolveOptions, cuto
         return None
     bound = None if outcome.bound is None or found.bound is None else min(outcome.bound, found.bound)
     status = "optimal" if outcome.status == found.status == "optimal" else "feasible"
-    before = {s: grid_split(model, data, s, i) for s, i in at.items()}
+    before = {s: split_of(model, data, s, i) for s, i in at.items()}
     polished.polish = {"sites": {s: split for s, split in before.items()
-                                 if split != grid_split(small, polished, s, at[s])},
+                                 if split != split_of(small, polished, s, at[s])},
                        "saving_usd": outcome.objective - found.objective}
     return small, polished, Outcome(status, found.objective, bound, relative_gap(found.objective, bound),
                                     found.seconds, found.termination, found.highs_seconds)
 
 
-def grid_split(model, data: ModelData, s: str, i: int) -> dict:
-    """The split site s's Clos (mode i) had in the grid's design: its leaves' ports, spines per plane (2-tier) or
-    aggregation switches' ports (3-tier)."""
+def split_of(model, data: ModelData, s: str, i: int) -> dict:
+    """The split site s's Clos (mode i) has in the design ``model`` holds: its leaves' ports, spines per plane
+    (2-tier) or aggregation switches' ports (3-tier)."""
     mode = data.modes[i]
     down, up = leaf_split(model, s, i)
     down2, up2 = agg_split(model, s, i) if mode.tiers == 3 else (None, None)
