@@ -14,7 +14,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import FancyBboxPatch  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.patches import FancyBboxPatch, Rectangle  # noqa: E402
 
 from designer.formats import money  # noqa: E402
 from designer.outputs import statistics as st  # noqa: E402
@@ -121,7 +122,7 @@ def power_figure(solution: dict):
 def _place_labels(ax, fig, texts):
     """Nudge site labels so they do not overlap (a few candidate offsets, first free one wins)."""
     offsets = [(7, 7), (7, -13), (-7, 7), (-7, -13), (0, 16), (0, -22), (14, 0), (-14, 0), (12, 24), (12, -30)]
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # the limits and positions final, nothing rasterized
     renderer = fig.canvas.get_renderer()
     placed = []
     for text in texts:
@@ -290,12 +291,10 @@ def fabric_figure(site: dict):
             else:
                 label = f"{t['tier']} x{t['count']:,}{per_plane}\n{t['model']}{ports}"
         ax.text(-0.5, y, label, ha="right", va="center", fontsize=8)
-    # links between consecutive levels
-    for y in range(len(levels) - 1):
-        lower, upper = xs_by_level[y], xs_by_level[y + 1]
-        for xa in lower:
-            for xb in upper:
-                ax.plot([xa, xb], [y + 0.17, y + 1 - 0.21], color="#666", lw=0.5, alpha=0.35, zorder=1)
+    # links between consecutive levels, one artist for them all
+    ax.add_collection(LineCollection([((xa, y + 0.17), (xb, y + 1 - 0.21)) for y in range(len(levels) - 1)
+                                      for xa in xs_by_level[y] for xb in xs_by_level[y + 1]],
+                                     colors="#666", linewidths=0.5, alpha=0.35, zorder=1), autolim=False)
     if mesh and len(xs_by_level) > 1:
         leaf_xs = xs_by_level[1]
         for a in range(len(leaf_xs)):
@@ -378,22 +377,23 @@ def rack_figure(site: dict, solution: dict):
     there are: its switches by rack unit from the bottom, the units and kW it takes of the rack's."""
     plan = st.network_racks(site, solution)
     kinds = st.rack_kinds(plan)
-    fig, axes = plt.subplots(1, len(kinds), figsize=(min(12.0, 1.0 + 1.9 * len(kinds)), 6.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(min(12.0, 1.0 + 1.9 * len(kinds)), 6.2), squeeze=False,
+                             sharey=True)
+    axes[0][0].set_ylim(0, plan["rack_ru"])
+    axes[0][0].set_yticks(range(0, plan["rack_ru"] + 1, 6))
     for ax, rack in zip(axes[0], kinds):
         ax.set_xlim(0, 1)
-        ax.set_ylim(0, plan["rack_ru"])
-        ax.add_patch(FancyBboxPatch((0.05, 0), 0.9, plan["rack_ru"], boxstyle="square,pad=0", fc="#F2F2F2",
-                                    ec="#7F7F7F"))
+        ax.add_patch(Rectangle((0.05, 0), 0.9, plan["rack_ru"], fc="#F2F2F2", ec="#7F7F7F"))
         unit = 0
         for model, count, ru in rack["devices"]:
             for _ in range(count):
-                ax.add_patch(FancyBboxPatch((0.1, unit + 0.08), 0.8, ru - 0.16, boxstyle="square,pad=0",
-                                            fc=TIER_COLORS[rack["tier"]], ec="white"))
+                ax.add_patch(Rectangle((0.1, unit + 0.08), 0.8, ru - 0.16, fc=TIER_COLORS[rack["tier"]], ec="white"))
+                # inside the rack, so within the axes: left out of the layout's extents (text is what costs there)
                 ax.text(0.5, unit + ru / 2, _wrap(model, 18), ha="center", va="center", color="white",
-                        fontsize=6 if ru < 2 else 7)
+                        fontsize=6 if ru < 2 else 7).set_in_layout(False)
                 unit += ru
         ax.set_xticks([])
-        ax.set_yticks(range(0, plan["rack_ru"] + 1, 6))
+        ax.yaxis.set_visible(ax is axes[0][0])  # the first rack's rack units stand for all
         ax.set_title(f"{rack['tier']}\n{rack['count']:,} rack(s)", fontsize=9)
         ax.set_xlabel(f"{rack['ru']} / {plan['rack_ru']} RU\n{rack['kw']:.1f} / {plan['rack_kw']:g} kW", fontsize=8)
     axes[0][0].set_ylabel("rack unit")
