@@ -125,6 +125,9 @@ def test_rail_only_drawn_and_measured_per_rail(rail_only):
     assert "over NVLink" in fig.axes[0].get_title(loc="left")
     boxes = [p for p in fig.axes[0].patches if p.get_y() > 0.5 and p.get_y() < 1.5]
     assert len(boxes) == 4
+    # each of the rail's 4 leaves drawn joined to each of its 2 spines (the links one collection)
+    [links] = fig.axes[0].collections
+    assert sum(1 for (_, y0), (_, y1) in links.get_segments() if 1 < y0 < 2 and 1 < y1 < 2) == 8
     md = render_markdown(rail_only)
     assert "Per rail: 4 leaf, 2 spine (x 8 rails)." in md
     assert "| s1 | 204.8 Tb/s | 25.6 Tb/s x 8 rails | most loaded spine |" in md

@@ -67,4 +67,9 @@ def test_racks_in_the_workbook_rows_and_the_figure():
     assert list(rows[0]) == RACK_COLUMNS
     fig = plots.rack_figure(site(), sol)
     assert len(fig.axes) == 3  # one elevation per distinct rack
+    # every switch labelled in its rack, the rack units shown once (the racks share them)
+    assert [sorted(t.get_text() for t in ax.texts) for ax in fig.axes] == [
+        ["spine4u"] * 10, ["spine4u"] * 4, ["router2u"] + ["router3u"] * 5]
+    assert [ax.yaxis.get_visible() for ax in fig.axes] == [True, False, False]
+    assert fig.axes[1].get_ylim() == fig.axes[0].get_ylim() == (0, 42)
     plt.close(fig)
