@@ -16,6 +16,7 @@ from pyomo.contrib.solver.common.results import Results, SolutionStatus, Termina
 from pyomo.contrib.solver.solvers.highs import Highs, HighsSolutionLoader
 from pyomo.repn.linear import LinearRepnVisitor
 
+from designer.solve import site_sets
 from designer.solve.dive import rounded_design
 from designer.solve.process import HighsProcess
 from models.network import add_budget_row
@@ -133,7 +134,8 @@ class GuardedHighs(Highs):
     meanwhile = None  # callable() run here while HiGHS runs in a process of its own, or None
     called = 0.0  # perf_counter when solve was called (set_instance, the translation, follows)
     start_values = None  # the start given to HiGHS (one value per column), or None
-    apart_seconds: float | None = None  # HiGHS's run time in its process (a run there), else None
+    apart_seconds: float | None = None  # HiGHS's run time in its process or the site sets' search's, else None
+    sites: bool = False  # search set by set over the model's open sites where it applies (designer.solve.site_sets)
 
     def __init__(self, **kwds):
         super().__init__(**{"treat_fixed_vars_as_params": False, **kwds})
@@ -204,6 +206,7 @@ class GuardedHighs(Highs):
             results = self._solve_apart()
             if results is not None:
                 return results
+        free = self._free_sites()
         if self.settle is not None:  # here the run stops at its settle point, holding a design or not
             self.given = self._active_config.time_limit = max(1e-6, self.settle - time.perf_counter())
             self.deadline = min(self.deadline, self.settle + (self.deadline - self.ends))
@@ -213,6 +216,11 @@ class GuardedHighs(Highs):
             timer.daemon = True
             timer.start()
         try:
+            results = self._solve_by_sites(free) if free else None
+            if results is not None:
+                return results
+            if free and self.ends is not None:  # the search's LPs took some of the time
+                self.given = self._active_config.time_limit = max(1e-6, self.ends - time.perf_counter())
             return super()._solve()
         finally:
             if timer is not None:
@@ -222,16 +230,43 @@ class GuardedHighs(Highs):
         self.guarded = True
         self._solver_model.cancelSolve()
 
+    def _options(self) -> dict:
+        """The HiGHS options Pyomo would give the run here."""
+        config = self._active_config
+        options = {"threads": config.threads, "time_limit": config.time_limit, "mip_rel_gap": config.rel_gap,
+                   "mip_abs_gap": config.abs_gap, **dict(config.solver_options.items())}
+        return {k: v for k, v in options.items() if v is not None}
+
+    def _free_sites(self) -> list[int]:
+        """The columns of the model's free open_s when the run searches set by set (designer.solve.site_sets):
+        asked (``sites``), no settle point, and the search applies to the model; else []."""
+        if not self.sites or self.settle is not None or not hasattr(self._model, "open"):
+            return []
+        columns = self._pyomo_var_to_solver_var_map
+        return site_sets.applies(self._solver_model, [columns[id(v)] for v in self._model.open.values()
+                                                      if id(v) in columns])
+
+    def _solve_by_sites(self, free: list[int]) -> Results | None:
+        """The run as designer.solve.site_sets's search over the sets of open sites, on the translated model with
+        the options Pyomo would give it; None where the search leaves the run to HiGHS on the whole model."""
+        highs = self._solver_model
+        highs.setOptionValue("output_flag", False)
+        for name, value in self._options().items():
+            highs.setOptionValue(name, value)
+        highs.HandleKeyboardInterrupt = True
+        answer = site_sets.search(highs, free, self._active_config.rel_gap or 0.0, self.ends, self.start_values,
+                                  lambda: self.guarded)
+        if answer is None:
+            return None
+        self.apart_seconds = answer["seconds"]
+        return self._results(answer)
+
     def _solve_apart(self) -> Results | None:
         """The run in a process of its own with the options Pyomo would give HiGHS here, stopped at the deadline;
         its answer read as Pyomo reads a run's (_postsolve). None when the process cannot be made (no temporary
         folder, no room for a process): the run is then made here, under the timer."""
-        config = self._active_config
-        options = {"threads": config.threads, "time_limit": config.time_limit, "mip_rel_gap": config.rel_gap,
-                   "mip_abs_gap": config.abs_gap, **dict(config.solver_options.items())}
         try:
-            run = HighsProcess(self._solver_model.getLp(), {k: v for k, v in options.items() if v is not None},
-                               self.start_values, ends=self.ends)
+            run = HighsProcess(self._solver_model.getLp(), self._options(), self.start_values, ends=self.ends)
         except OSError:
             return None
         with run:
@@ -241,6 +276,11 @@ class GuardedHighs(Highs):
         self.guarded = answer["stopped"]  # a run stopped there: HiGHS ran until then
         ran = time.perf_counter() - self.called - TRANSLATION[self._model]
         self.apart_seconds = ran if self.guarded else answer["seconds"]
+        return self._results(answer)
+
+    def _results(self, answer: dict) -> Results:
+        """A run's answer (designer.solve.process's) read as Pyomo reads a run's (_postsolve)."""
+        config = self._active_config
         results = Results()
         results.solution_loader = HighsSolutionLoader(self, self._model)
         results.solver_name, results.solver_version, results.solver_config = self.name, self.version(), config
@@ -346,7 +386,8 @@ FAILURES = {
 
 
 def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | None = None,
-              stop_below_cutoff: bool = False, start: bool = False, translated=None, meanwhile=None) -> Outcome:
+              stop_below_cutoff: bool = False, start: bool = False, translated=None, meanwhile=None,
+              sites: bool = False) -> Outcome:
     """One HiGHS solve; the gap comes from incumbent and bound, never assumed. Objective and bound are
     multiplied by ``scale`` (the model states costs in millions).
 
@@ -355,8 +396,9 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
     a result is then checked against it: a design over budget whose bound is within it is solved
     again with the row. ``stop_below_cutoff`` ends a solve at its first design within the cutoff. ``start``:
     the values the model's variables hold are HiGHS's first incumbent; ``translated`` and ``meanwhile``:
-    GuardedHighs's (the first run's only)."""
-    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff, start, translated, meanwhile)
+    GuardedHighs's (the first run's only); ``sites``: search set by set over the model's open sites where that
+    applies (designer.solve.site_sets)."""
+    outcome = _run_highs(model, options, scale, cutoff, stop_below_cutoff, start, translated, meanwhile, sites)
     if cutoff is None or outcome.objective is None or outcome.objective <= cutoff * (1 + 1e-9):
         return outcome
     if outcome.bound is not None and outcome.bound > cutoff * (1 + 1e-9):
@@ -364,7 +406,7 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
                        outcome.highs_seconds)
     add_budget_row(model, cutoff)
     try:
-        again = _run_highs(model, options, scale, None, stop_below_cutoff=False, start=start)
+        again = _run_highs(model, options, scale, None, stop_below_cutoff=False, start=start, sites=sites)
     finally:
         model.del_component(model.budget)
     again.seconds += outcome.seconds
@@ -373,9 +415,10 @@ def run_highs(model, options: SolveOptions, scale: float = 1.0, cutoff: float | 
 
 
 def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
-               stop_below_cutoff: bool, start: bool = False, translated=None, meanwhile=None) -> Outcome:
+               stop_below_cutoff: bool, start: bool = False, translated=None, meanwhile=None,
+               sites: bool = False) -> Outcome:
     solver = GuardedHighs()
-    solver.start, solver.translated, solver.meanwhile = start, translated, meanwhile
+    solver.start, solver.translated, solver.meanwhile, solver.sites = start, translated, meanwhile, sites
     solver.dive = options.dive
     if options.time_limit is not None:
         solver.ends = time.perf_counter() + options.time_limit

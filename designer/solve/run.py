@@ -331,7 +331,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     if timed is None:  # the starts took the limit, or what is left of it would go in translating the model
         outcome = Outcome("no_solution", None, None, None, 0.0, "maxTimeLimit", stop=TIME_OUT)
     else:
-        outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(inputs), start=start is not None)
+        outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(inputs), start=start is not None, sites=True)
         if outcome.start_refused:
             say("the start breaks a row, bound or integrality of the model: not given to HiGHS, not kept")
     outcomes.append(outcome)
