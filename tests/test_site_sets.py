@@ -13,8 +13,11 @@ import pytest
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
 from designer.solve import site_sets
+from designer.solve.highs import scheduler_threads
 from designer.solve.run import SolveOptions, solve
-from designer.tools.bench.instances import tiny_workbook
+from designer.solve.prepare import prepare_data
+from designer.tools.bench.instances import DEFAULT_WORKBOOK, tiny_workbook
+from models.network import build_model
 
 CAPS, FIXED, UNIT = (6, 5, 4), (10.0, 4.0, 3.0), (1.0, 2.0, 2.5)
 
@@ -33,7 +36,9 @@ def facility(demand: int) -> highspy.Highs:
     for s in range(3):
         h.addRow(-inf, 0.0, 2, np.array([3 + s, s], dtype=np.int32), np.array([1.0, -CAPS[s]]))
     h.addRow(float(demand), inf, 3, np.array([3, 4, 5], dtype=np.int32), np.ones(3))
-    for name, value in (("presolve", "off"), ("threads", 1), ("parallel", "off"), ("mip_rel_gap", 1e-9)):
+    # HiGHS refuses a run asking another thread count than its scheduler's in this process (designer.solve.highs)
+    for name, value in (("presolve", "off"), ("threads", scheduler_threads()), ("parallel", "off"),
+                        ("mip_rel_gap", 1e-9)):
         h.setOptionValue(name, value)
     return h
 
@@ -43,10 +48,12 @@ def whole_model(h: highspy.Highs) -> tuple[float, float]:
     lp = h.getLp()
     mip = highspy.Highs()
     mip.setOptionValue("output_flag", False)
+    mip.setOptionValue("threads", scheduler_threads())
     mip.passModel(lp)
     mip.run()
     relaxed = highspy.Highs()
     relaxed.setOptionValue("output_flag", False)
+    relaxed.setOptionValue("threads", scheduler_threads())
     lp.integrality_ = [highspy.HighsVarType.kContinuous] * lp.num_col_
     relaxed.passModel(lp)
     relaxed.run()
@@ -136,3 +143,18 @@ def test_the_solve_searches_set_by_set_and_agrees_with_the_brute_force(tmp_path,
     assert solution["status"] == "optimal"
     assert solution["objective_usd"] + (solution["modes"].get("polish") or {}).get("saving_usd", 0.0) == (
         pytest.approx(answer.cost, rel=1e-6))
+
+
+def test_the_search_decides_where_two_sets_hold_the_job(tmp_path):
+    """The 4-site brute-force instance: several sets of its sites hold the job, so the LP's starts are left to the
+    search's own first set. The default example's sites hold 16,384, 15,664, 16,384 and 16,384 GPUs at most: its
+    50,000 need all four, so the starts stay; 40,000 fit in any three."""
+    data = prepare_data(load_inputs(write_workbook(tmp_path / "four.xlsx", tiny_workbook(4))))
+    assert site_sets.decides(build_model(data), data)
+    data = prepare_data(load_inputs(DEFAULT_WORKBOOK))
+    model = build_model(data)
+    assert not site_sets.decides(model, data)
+    model.open["atlanta"].fix(1)  # required: three free sites, and all of them still needed
+    assert not site_sets.decides(model, data)
+    data.inputs.project["gpus_required"] = 40_000
+    assert site_sets.decides(model, data)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from designer.errors import Infeasible, NoSolution, SolverFailure
 from designer.formats import gap as gap_text
 from designer.inputs.schema import TRAINING_OBJECTIVES
+from designer.solve import site_sets
 from designer.solve.diagnose import with_diagnosis
 from designer.solve.extract import extract
 from designer.solve.highs import TIME_OUT, Outcome, SolveOptions, run_highs, translate, translation_seconds
@@ -243,7 +244,9 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     plan, each completed only for a design below the best in hand (its cutoff; ``below``), so a completion that cannot
     beat it ends as soon as its bound says so. The default example: the LP's sites completed ($4,268.90M in 0.5 s),
     then the greedy plan, whose completion's root bound ($4,270.4M) ends it in 0.06 s, where it had first taken 0.5 s.
-    The LP's starts then stop at their share of the time limit (``tried`` empty): the greedy plan is the floor."""
+    The LP's starts then stop at their share of the time limit (``tried`` empty): the greedy plan is the floor.
+    Where the main run searches set by set over the open sites (designer.solve.site_sets.decides), the LP's starts
+    are left out: the search solves the set of least LP bound first (the 6-site oracle instance: 0.25 -> 0.19 s)."""
     set_objective(model)
     first = len(outcomes)
     freed = list(model.open.values()) + list(model.y.values())
@@ -290,6 +293,8 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
                           lambda timed, cut: relaxation_start(model, timed, cut, tried, relaxed_open))]
         if lp_sites_first(relaxed_open):
             second_starts.reverse()
+        if site_sets.decides(model, data):  # the main run's search: its set of least LP bound is solved first
+            second_starts = []
         held = None  # the outcome whose values the model holds (the LP's open values or a completion's otherwise)
         for what, second in second_starts:
             timed = clock.left(options, setup)

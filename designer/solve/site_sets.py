@@ -44,6 +44,31 @@ def applies(highs: highspy.Highs, columns: list[int]) -> list[int]:
     return free if 1 <= len(free) <= SITES else []
 
 
+def decides(model, data) -> bool:
+    """Whether the cost stage's main run will search among two sets or more (before the model is translated): 1 to
+    SITES free open_s, fewer than COLUMNS variables, and two sets or more of the open sites (those fixed open in
+    each) hold the job's nodes, each site at the most any of its modes holds, within min_sites and max_sites. The
+    sets' LPs may rule out more (power, routes, latency); then one set alone is left to HiGHS on the whole model."""
+    free = [s for s in model.S if not model.open[s].fixed]
+    if not 1 <= len(free) <= SITES or model.nvariables() >= COLUMNS:
+        return False
+    gpus = data.widest_gpus()
+    held = sum(gpus.get(s, 0) for s in model.S if model.open[s].fixed and model.open[s].value > 0.5)
+    fixed = sum(1 for s in model.S if model.open[s].fixed and model.open[s].value > 0.5)
+    project = data.inputs.project
+    least, most = int(project.get("min_sites") or 1), project.get("max_sites")
+    need = int(project["gpus_required"])
+    sets = 0
+    for k in range(1, 2 ** len(free)):
+        chosen = [s for b, s in enumerate(free) if k >> b & 1]
+        count = fixed + len(chosen)
+        if held + sum(gpus.get(s, 0) for s in chosen) >= need and count >= least and (most is None or count <= most):
+            sets += 1
+            if sets == 2:
+                return True
+    return False
+
+
 def relaxed_bounds(highs: highspy.Highs, free: list[int], ends: float | None) -> list[tuple[float, tuple]] | None:
     """(LP(T), T) for each assignment T (a tuple of 0/1, one per free column) whose LP is feasible, in increasing
     LP(T); None when the time ran out first."""
