@@ -118,6 +118,10 @@ class GuardedHighs(Highs):
     of its own whatever its size, and ``meanwhile`` is called once it runs there; the wait for the process begins
     after it, and stops the process at once if the deadline has passed.
 
+    ``sites``: where 1 to site_sets.SITES open_s are free in a model of fewer than site_sets.COLUMNS columns, the run
+    is designer.solve.site_sets's search over the sets of open sites, on the translated model, under the same timer
+    (none with a settle point: the search has no first design to stop at).
+
     A fixed variable stays a column with its coefficients (fixed bounds), not a constant folded into the rows:
     the translated model is then the whole model's, whatever is fixed."""
 
@@ -298,7 +302,8 @@ class GuardedHighs(Highs):
         return results
 
     def highs_seconds(self) -> float:
-        """HiGHS's own run time in the last run (in its process for a run there)."""
+        """HiGHS's own run time in the last run (in its process for a run there; the whole search for a run set by
+        set over the open sites)."""
         return self.apart_seconds if self.apart_seconds is not None else float(self._solver_model.getRunTime())
 
     def _set_start(self) -> None:

@@ -29,7 +29,8 @@ import time
 import highspy
 import numpy as np
 
-#: the most free open_s columns searched set by set (2^SITES LPs), and the model's columns below which it is
+#: the most free open_s columns searched set by set (2^SITES LPs), and the model's columns from which it is not (each
+#: LP grows with them)
 SITES, COLUMNS = 6, 10_000
 OPTIMAL = highspy.HighsModelStatus.kOptimal
 
@@ -53,16 +54,15 @@ def decides(model, data) -> bool:
     if not 1 <= len(free) <= SITES or model.nvariables() >= COLUMNS:
         return False
     gpus = data.widest_gpus()
-    held = sum(gpus.get(s, 0) for s in model.S if model.open[s].fixed and model.open[s].value > 0.5)
-    fixed = sum(1 for s in model.S if model.open[s].fixed and model.open[s].value > 0.5)
+    required = [s for s in model.S if model.open[s].fixed and model.open[s].value > 0.5]
     project = data.inputs.project
     least, most = int(project.get("min_sites") or 1), project.get("max_sites")
     need = int(project["gpus_required"])
     sets = 0
-    for k in range(1, 2 ** len(free)):
-        chosen = [s for b, s in enumerate(free) if k >> b & 1]
-        count = fixed + len(chosen)
-        if held + sum(gpus.get(s, 0) for s in chosen) >= need and count >= least and (most is None or count <= most):
+    for k in range(2 ** len(free)):  # k = 0: the required sites alone
+        chosen = required + [s for b, s in enumerate(free) if k >> b & 1]
+        count = len(chosen)
+        if sum(gpus.get(s, 0) for s in chosen) >= need and count >= least and (most is None or count <= most):
             sets += 1
             if sets == 2:
                 return True
