@@ -75,7 +75,8 @@ def test_search_finds_the_cheapest_set_and_proves_it():
 def test_each_set_bounded_by_its_lp():
     """LP(T) with open fixed: {0, 1} 14 + 6 + 6 = 26, {0, 2} 13 + 6 + 7.5, {1, 2} 7 + 10 + 10, {0, 1, 2} 17 + 6 + 6;
     a site alone is short of 9 nodes, no LP."""
-    sets = site_sets.relaxed_bounds(facility(9), [0, 1, 2], None)
+    h = facility(9)
+    sets = site_sets.relaxed_bounds(h, h.getLp(), [0, 1, 2], None)
     assert [(round(b, 6), t) for b, t in sets] == [(26.0, (1, 1, 0)), (26.5, (1, 0, 1)), (27.0, (0, 1, 1)),
                                                    (29.0, (1, 1, 1))]
 

@@ -245,10 +245,13 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     beat it ends as soon as its bound says so. The default example: the LP's sites completed ($4,268.90M in 0.5 s),
     then the greedy plan, whose completion's root bound ($4,270.4M) ends it in 0.06 s, where it had first taken 0.5 s.
     The LP's starts then stop at their share of the time limit (``tried`` empty): the greedy plan is the floor.
-    Where the main run searches set by set over the open sites (designer.solve.site_sets.decides), the LP's starts
-    are left out: the search solves the set of least LP bound first (the 6-site oracle instance: 0.25 -> 0.19 s)."""
+    Where the main run searches set by set over the open sites (designer.solve.site_sets.decides: two sets or more
+    of them can hold the job), the LP's starts are left out: the search solves the set of least LP bound first (the
+    6-site oracle instance: 0.25 -> 0.19 s). Elsewhere at most one set has a feasible LP, and the main run is
+    HiGHS's on the whole model, without the sets' LPs."""
     set_objective(model)
     first = len(outcomes)
+    by_sets = site_sets.decides(model, data)
     freed = list(model.open.values()) + list(model.y.values())
     with Relaxation(model, freed, clock.ends, COST_SCALE, options.mip_gap) as lp:
         timed = clock.left(options)  # None: the limit is used up (min_latency's probes), no start and no LP
@@ -293,7 +296,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
                           lambda timed, cut: relaxation_start(model, timed, cut, tried, relaxed_open))]
         if lp_sites_first(relaxed_open):
             second_starts.reverse()
-        if site_sets.decides(model, data):  # the main run's search: its set of least LP bound is solved first
+        if by_sets:  # the main run's search: its set of least LP bound is solved first
             second_starts = []
         held = None  # the outcome whose values the model holds (the LP's open values or a completion's otherwise)
         for what, second in second_starts:
@@ -336,7 +339,7 @@ def cost_solve(model, inputs, data: ModelData, options: SolveOptions, clock: Clo
     if timed is None:  # the starts took the limit, or what is left of it would go in translating the model
         outcome = Outcome("no_solution", None, None, None, 0.0, "maxTimeLimit", stop=TIME_OUT)
     else:
-        outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(inputs), start=start is not None, sites=True)
+        outcome = run_highs(model, timed, COST_SCALE, cutoff=budget(inputs), start=start is not None, sites=by_sets)
         if outcome.start_refused:
             say("the start breaks a row, bound or integrality of the model: not given to HiGHS, not kept")
     outcomes.append(outcome)

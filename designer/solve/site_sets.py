@@ -48,8 +48,10 @@ def applies(highs: highspy.Highs, columns: list[int]) -> list[int]:
 def decides(model, data) -> bool:
     """Whether the cost stage's main run will search among two sets or more (before the model is translated): 1 to
     SITES free open_s, fewer than COLUMNS variables, and two sets or more of the open sites (those fixed open in
-    each) hold the job's nodes, each site at the most any of its modes holds, within min_sites and max_sites. The
-    sets' LPs may rule out more (power, routes, latency); then one set alone is left to HiGHS on the whole model."""
+    each) hold the job's GPUs, each site at the most any of its modes holds, within min_sites and max_sites. A set
+    with a feasible LP is one of them (its nodes fit its sites' modes), so where this is false at most one set has a
+    feasible LP and the search has nothing to decide: its LPs are not solved. The sets' LPs may rule out more
+    (power, routes, latency); then one set alone is left to HiGHS on the whole model."""
     free = [s for s in model.S if not model.open[s].fixed]
     if not 1 <= len(free) <= SITES or model.nvariables() >= COLUMNS:
         return False
@@ -69,10 +71,10 @@ def decides(model, data) -> bool:
     return False
 
 
-def relaxed_bounds(highs: highspy.Highs, free: list[int], ends: float | None) -> list[tuple[float, tuple]] | None:
+def relaxed_bounds(highs: highspy.Highs, lp: highspy.HighsLp, free: list[int],
+                   ends: float | None) -> list[tuple[float, tuple]] | None:
     """(LP(T), T) for each assignment T (a tuple of 0/1, one per free column) whose LP is feasible, in increasing
-    LP(T); None when the time ran out first."""
-    lp = highs.getLp()
+    LP(T); None when the time ran out first. ``lp``: the model of ``highs`` (whose options it is solved with)."""
     relaxed = highspy.Highs()
     relaxed.setOptionValue("output_flag", False)
     for name in ("threads", "parallel", "presolve"):  # one thread scheduler per process: the same thread count
@@ -115,9 +117,11 @@ def search(highs: highspy.Highs, free: list[int], gap: float, ends: float | None
     index = np.asarray(free, dtype=np.int32)
     cut = highs.getOptionValue("objective_bound")[1]  # the budget (inf without one): a design counts below it
     best, values = math.inf, None
-    if start is not None and float(np.dot(lp.col_cost_, start) + lp.offset_) < cut:
-        best, values = float(np.dot(lp.col_cost_, start) + lp.offset_), np.asarray(start, dtype=float)
-    sets = relaxed_bounds(highs, free, ends)
+    if start is not None:
+        cost = float(np.dot(lp.col_cost_, start) + lp.offset_)
+        if cost < cut:
+            best, values = cost, np.asarray(start, dtype=float)
+    sets = relaxed_bounds(highs, lp, free, ends)
     if sets is not None and len(sets) == 1:
         return None
     answer = {"objective": None, "bound": None, "values": None, "nodes": 0, "stopped": False}
