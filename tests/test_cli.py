@@ -445,3 +445,19 @@ def test_example_default_is_multi_site(examples):
     assert design["totals"]["sites_open"] >= 2 and design["links"]
     assert design["workload"] is not None and design["workload"]["comm_fraction"] <= design["workload"]["limit"]
     assert design["totals"]["gpus"] >= 50_000
+
+
+def test_the_console_script_freezes_what_is_left_after_the_command(monkeypatch):
+    """``designer`` (pyproject's script) is cli.entry: main()'s exit code, then gc.freeze, so the interpreter's exit
+    does not walk the command's objects again; main() itself, which the tests call, leaves the collector alone."""
+    import gc
+    import tomllib
+
+    from designer import cli
+
+    project = tomllib.loads((Path(cli.__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"]["designer"] == "designer.cli:entry"
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    monkeypatch.setattr(cli, "main", lambda: cli.EXIT_INFEASIBLE)
+    assert cli.entry() == cli.EXIT_INFEASIBLE and frozen == [1]

@@ -716,3 +716,35 @@ def test_a_second_preparation_of_the_same_inputs_reads_the_kept_modes(monkeypatc
     assert looser.modeset.summary()["enumerated"] > first.modeset.summary()["enumerated"]
     prepare.prepare_data(load_inputs(workbook), by_latency=True)
     assert len(enumerated) == 3
+
+
+@pytest.mark.parametrize("objective", ["min_latency", "min_cost"])
+def test_a_latency_capped_preparation_keeps_what_pruning_every_mode_keeps(monkeypatch, objective):
+    """A preparation with a latency cap is derived from the uncapped one (the latency a pruning criterion: the
+    min_latency objective, or by_latency): its modes at or below the cap, pruned again without the criterion. At
+    every latency level of the default example it keeps the modes that enumerating and pruning every mode at or
+    below the cap keeps, in an account of as many enumerated modes, and enumerates nothing itself."""
+    from collections import OrderedDict
+
+    import designer.solve.prepare as prepare
+
+    monkeypatch.setattr(prepare, "PREPARED", OrderedDict())
+    inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / "default.xlsx")
+    inputs.project["objective"] = objective
+    by_latency = objective != "min_latency"
+    uncapped = prepare.prepare_data(inputs, by_latency=by_latency)
+    levels = sorted({m.latency_us for m in uncapped.modes})
+    assert len(levels) >= 3
+    enumerated = []
+    real = prepare.enumerate_modes
+    monkeypatch.setattr(prepare, "enumerate_modes", lambda *a, **kw: enumerated.append(1) or real(*a, **kw))
+    for level in levels:
+        derived = prepare.prepare_data(inputs, latency_cap=level, by_latency=by_latency)
+        assert not enumerated
+        every = prepare.pruned(inputs, level, None, by_latency, None)
+        enumerated.clear()
+        assert sorted(m.id for m in derived.modes) == sorted(m.id for m in every.modes) and derived.modes
+        assert all(m.latency_us <= level + 1e-9 for m in derived.modes)
+        summary = derived.modeset.summary()
+        assert summary["enumerated"] == every.modeset.summary()["enumerated"]
+        assert summary["kept"] + sum(summary["filtered"].values()) == summary["enumerated"]

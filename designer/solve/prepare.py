@@ -58,7 +58,10 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
         data.modeset = copied(modeset)
         data.workload = workload_of(inputs)
     else:
-        data = pruned(inputs, latency_cap, penalty, by_latency, ends)
+        if latency_cap is not None and penalty is None and latency_ranked(inputs, by_latency):
+            data = latency_capped(prepare_data(inputs, by_latency=by_latency, ends=ends), latency_cap, ends)
+        else:
+            data = pruned(inputs, latency_cap, penalty, by_latency, ends)
         if key is not None:
             PREPARED[key] = (tuple(data.modes), copied(data.modeset))
             while len(PREPARED) > KEPT:
@@ -129,22 +132,47 @@ def pruned(inputs, latency_cap: float | None, penalty, by_latency: bool, ends: f
             modeset.filtered[reason] += len(alone)
             modeset.examples.setdefault(reason, alone[0].id)
             data.modes = [mode for mode in data.modes if mode.attach]
+    dominance_pruned(data, pruning_criteria(data, latency_cap, penalty, by_latency), penalty, ends)
+    if data.modes:  # the enumerated modes (313,344 with 60 switch models) are let go; the diagnosis reads them
+        modeset.modes = data.modes  # only when none is kept
+    return data
+
+
+DOMINATED = "dominated by a mode no costlier, no hotter, no slower at every size"
+
+
+def dominance_pruned(data: ModelData, criteria, penalty, ends: float | None) -> None:
+    """data.modes without those another mode dominates (models.dominance.prune; ``criteria`` the further figures
+    compared), counted in data.modeset."""
     # DCI routers take leaf ports: up to V endpoints beyond a site's nodes
     window = max((data.most_attachments(s) for s in data.sites), default=0) if data.inter.routes else 0
     limits = {s: data.site_node_limit(s) + (data.most_attachments(s) if window else 0) for s in data.sites}
     # one usable site holds the whole job: its node count is the job's (an elastic model's demand may fall short)
     only = None
-    if len(sites) == 1 and penalty is None:
-        only = -(-int(inputs.project["gpus_required"]) // int(data.node["gpus_per_node"]))
-    data.modes, dominated = prune(data.modes, inputs, limits, pruning_criteria(data, latency_cap, penalty, by_latency),
-                                  window, ends, only)
+    if len(data.sites) == 1 and penalty is None:
+        only = -(-int(data.inputs.project["gpus_required"]) // int(data.node["gpus_per_node"]))
+    data.modes, dominated = prune(data.modes, data.inputs, limits, criteria, window, ends, only)
     if dominated:
-        modeset.filtered["dominated by a mode no costlier, no hotter, no slower at every size"] += len(dominated)
-        modeset.examples.setdefault("dominated by a mode no costlier, no hotter, no slower at every size",
-                                    next(iter(dominated)))
-    if data.modes:  # the enumerated modes (313,344 with 60 switch models) are let go; the diagnosis reads them
-        modeset.modes = data.modes  # only when none is kept
-    return data
+        data.modeset.filtered[DOMINATED] += len(dominated)
+        data.modeset.examples.setdefault(DOMINATED, next(iter(dominated)))
+
+
+def latency_ranked(inputs, by_latency: bool) -> bool:
+    """Whether a preparation without a latency cap prunes with the worst-case latency as a criterion."""
+    return by_latency or inputs.project.get("objective") == "min_latency"
+
+
+def latency_capped(data: ModelData, latency_cap: float, ends: float | None) -> ModelData:
+    """What preparing ``data``'s workbook with ``latency_cap`` keeps, from ``data`` (prepared without a cap, the
+    latency a pruning criterion): its modes at or below the cap, pruned again without the latency criterion. A mode
+    that one without it dominates is dominated by one ``data`` kept (dominance is transitive: the kept mode that
+    dominates the dominator, or the dominator itself), so pruning these few modes keeps what pruning every enumerated
+    mode at or below the cap would (up to which of two identical modes stays). The min_latency objective's second
+    preparation on the default example: 1,079 modes enumerated and pruned again, 0.15 s; its first's 55, 0.04 s."""
+    capped = restricted(data, lambda mode: mode.latency_us <= latency_cap + 1e-9,
+                        "slower than the least worst-case latency (min_latency objective)")
+    dominance_pruned(capped, pruning_criteria(capped, latency_cap), None, ends)
+    return capped
 
 
 INF = math.inf
