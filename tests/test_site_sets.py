@@ -68,6 +68,7 @@ def test_search_finds_the_cheapest_set_and_proves_it():
     assert answer["status"] == "kOptimal" and not answer["stopped"]
     assert answer["objective"] == pytest.approx(26.0) and answer["bound"] == pytest.approx(26.0)
     assert list(np.round(answer["values"])) == [1, 1, 0, 6, 3, 0]
+    assert answer["sets"] == 4 and answer["solved"] == 1  # {0, 1} proves 26; the next LP bound, 26.5, closes the rest
     lp = h.getLp()  # the model's bounds are as they were
     assert list(lp.col_lower_[:3]) == [0, 0, 0] and list(lp.col_upper_[:3]) == [1, 1, 1]
 
@@ -95,7 +96,7 @@ def test_a_start_within_the_gap_closes_every_set_without_a_milp():
     start = [1, 0, 1, 6, 0, 3]
     answer = site_sets.search(facility(9), [0, 1, 2], 0.02, None, start, lambda: False)
     assert answer["status"] == "kOptimal" and answer["objective"] == pytest.approx(26.5)
-    assert answer["bound"] == pytest.approx(26.0) and answer["nodes"] == 0
+    assert answer["bound"] == pytest.approx(26.0) and answer["nodes"] == 0 and answer["solved"] == 0
 
 
 def test_out_of_time_returns_the_start_and_no_proof():
@@ -126,7 +127,7 @@ def test_applies_to_few_free_sites_of_a_small_model():
 
 def test_the_solve_searches_set_by_set_and_agrees_with_the_brute_force(tmp_path, monkeypatch):
     """The bench's 4-site brute-force instance: the solve's main run is the search (8 of its 15 sets have a
-    feasible LP), and its design is the brute force's optimum."""
+    feasible LP), said so in the progress line, and its design is the brute force's optimum."""
     book = tiny_workbook(4)
     inputs = load_inputs(write_workbook(tmp_path / "four.xlsx", book))
     searched = []
@@ -138,9 +139,14 @@ def test_the_solve_searches_set_by_set_and_agrees_with_the_brute_force(tmp_path,
         return answer
 
     monkeypatch.setattr(site_sets, "search", spy)
-    solution = solve(inputs, SolveOptions(mip_gap=1e-9))
+    said = []
+    solution = solve(inputs, SolveOptions(mip_gap=1e-9, progress=said.append))
     answer = oracle.Oracle(inputs).solve()
     assert any(a is not None for a in searched)
+    ran = next(a for a in searched if a is not None)
+    assert f"HiGHS set by set over the open sites ({ran['solved']} of {ran['sets']} sets solved): optimal" in [
+        line.split(", gap")[0] for line in said]
+    assert ran["sets"] == 8 and 1 <= ran["solved"] <= 8
     assert solution["status"] == "optimal"
     assert solution["objective_usd"] + (solution["modes"].get("polish") or {}).get("saving_usd", 0.0) == (
         pytest.approx(answer.cost, rel=1e-6))

@@ -59,6 +59,7 @@ class Outcome:
     highs_seconds: float = 0.0  # HiGHS's own run time, without Pyomo's translation
     stop: str = ""  # no_solution and failed: why HiGHS stopped without a design, in words
     start_refused: bool = False  # the start given breaks a row, bound or integrality of the model (not given)
+    by: str = "HiGHS"  # what searched: HiGHS on the whole model, or set by set over the open sites (site_sets)
 
 
 # HiGHS's threads when --threads is not given. Its MIP search runs on one worker (HiGHS 1.15) whatever the count,
@@ -140,6 +141,7 @@ class GuardedHighs(Highs):
     start_values = None  # the start given to HiGHS (one value per column), or None
     apart_seconds: float | None = None  # HiGHS's run time in its process or the site sets' search's, else None
     sites: bool = False  # search set by set over the model's open sites where it applies (designer.solve.site_sets)
+    by: str = "HiGHS"  # Outcome.by
 
     def __init__(self, **kwds):
         super().__init__(**{"treat_fixed_vars_as_params": False, **kwds})
@@ -263,6 +265,7 @@ class GuardedHighs(Highs):
         if answer is None:
             return None
         self.apart_seconds = answer["seconds"]
+        self.by = f"HiGHS set by set over the open sites ({answer['solved']} of {answer['sets']} sets solved)"
         return self._results(answer)
 
     def _solve_apart(self) -> Results | None:
@@ -467,7 +470,8 @@ def _run_highs(model, options: SolveOptions, scale: float, cutoff: float | None,
     gap = relative_gap(obj, bound)
     status, stop = outcome_status(tc, has_solution)
     highs_seconds = solver.highs_seconds() if getattr(solver, "_solver_model", None) else seconds
-    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop, solver.refused)
+    return Outcome(status, obj, bound, gap, seconds, str(tc.name), highs_seconds, stop, solver.refused,
+                   solver.by)
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:

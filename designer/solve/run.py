@@ -127,7 +127,7 @@ def solve(inputs, options: SolveOptions = SolveOptions()) -> dict:
             proven = False
     if not proven and outcome.status == "optimal":
         outcome.status = "feasible"  # a faster latency level was not ruled out: the optimum is not proven
-    say(f"HiGHS: {outcome.status}, gap {gap_text(outcome.gap)} ({outcome.seconds:.1f} s)")
+    say(f"{outcome.by}: {outcome.status}, gap {gap_text(outcome.gap)} ({outcome.seconds:.1f} s)")
     if options.polish and outcome.objective is not None:
         began = time.perf_counter()
         # the rest of the limit, or at least its POLISH_SHARE where the solve took it all

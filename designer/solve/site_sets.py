@@ -104,7 +104,8 @@ def search(highs: highspy.Highs, free: list[int], gap: float, ends: float | None
            stopped) -> dict | None:
     """The model's best design over every set of open sites (module docstring), on ``highs`` (its options set, its
     bounds restored after): an answer as designer.solve.process's (status: a HighsModelStatus name, objective,
-    bound, values, seconds, nodes, stopped); its objective bound option, the budget, is a cutoff: a design counts
+    bound, values, seconds, nodes, stopped, and ``sets``: the sets of a feasible LP, and ``solved``: the MILPs solved
+    among them); its objective bound option, the budget, is a cutoff: a design counts
     below it, and a set whose bound reaches it closes. ``start``: a design (one value per column) to begin from, or
     None; ``stopped()``: whether the run's guard stopped it (a MILP interrupted otherwise was stopped by Ctrl-C).
     None when one set alone has a feasible LP: there is nothing to decide among sets, and the run is HiGHS's on the
@@ -124,7 +125,8 @@ def search(highs: highspy.Highs, free: list[int], gap: float, ends: float | None
     sets = relaxed_bounds(highs, lp, free, ends)
     if sets is not None and len(sets) == 1:
         return None
-    answer = {"objective": None, "bound": None, "values": None, "nodes": 0, "stopped": False}
+    answer = {"objective": None, "bound": None, "values": None, "nodes": 0, "stopped": False,
+              "sets": len(sets or ()), "solved": 0}
     if sets is None:
         return answer | {"status": "kTimeLimit", "seconds": time.perf_counter() - began, "stopped": True,
                          "objective": None if values is None else best, "values": values}
@@ -150,6 +152,7 @@ def search(highs: highspy.Highs, free: list[int], gap: float, ends: float | None
                 given.value_valid = True
                 highs.setSolution(given)
             highs.run()
+            answer["solved"] += 1
             run_status = highs.getModelStatus()
             info = highs.getInfo()
             answer["nodes"] += max(0, info.mip_node_count)
