@@ -120,3 +120,115 @@ def test_modes_sampled_together_cost_what_each_costs_alone():
         for row, i in enumerate(members):
             c, p, _ = dominance.cost_power(modes[i], n, sw, nics, rails, mult, alone, "all", plant)
             assert np.array_equal(cost[row], c) and np.array_equal(power[row], p)
+
+
+@pytest.mark.parametrize("example", ["default", "scale-across"])
+def test_a_shadowed_mode_is_dominated_at_every_count(example):
+    """models.dominance._shadowed: where a mode shadows another of its module structure (every factor of its
+    figures no higher), its cost, power and patched links are the other's or less at every node count, to the last
+    bit (cost_power's figures, as the exact check compares them), on an example's enumerated modes (the first 3,000
+    of them)."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from designer.inputs.workbook import load_inputs
+    from models import dominance
+    from models.modes import enumerate_modes, switch_rows
+
+    inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / f"{example}.xlsx")
+    modes = enumerate_modes(inputs).modes[:3000]
+    node = inputs.node_types.loc[inputs.project["node_type"]]
+    nics, planes = int(node["nics_per_node"]), int(node["planes"])
+    rails, sw, plant = nics // planes, switch_rows(inputs), dominance.plant_of(inputs)
+    alike: dict = {}
+    for i, mode in enumerate(modes):
+        alike.setdefault(dominance.module_structure(mode, planes * (rails if mode.topology == "rail_only" else 1)),
+                         []).append(i)
+    zeros, n, counts = np.zeros((len(modes), 1)), np.arange(1, 4001, dtype=np.int64), {}
+    pairs = 0
+    for group in alike.values():
+        mult = planes * (rails if modes[group[0]].topology == "rail_only" else 1)
+        for b, a in dominance._shadowed(modes, group, np.zeros(len(modes), dtype=int), zeros, sw, plant).items():
+            assert a != b and a in group
+            figures_a = dominance.cost_power(modes[a], n, sw, nics, rails, mult, counts, "all", plant)
+            figures_b = dominance.cost_power(modes[b], n, sw, nics, rails, mult, counts, "all", plant)
+            assert all(np.all(x <= y) for x, y in zip(figures_a, figures_b)), (modes[a].id, modes[b].id)
+            pairs += 1
+    assert pairs > 100
+
+
+@pytest.mark.parametrize("objective", ["min_cost", "min_latency"])
+def test_shadowing_keeps_what_the_exact_checks_alone_keep(monkeypatch, objective):
+    """The dominance check with the shadowing pass keeps the very modes it keeps without it (every mode then
+    checked exactly against the modes kept), on the default example's 1,079 modes, the worst-case latency a
+    criterion or not; most of them are shadowed."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from designer.inputs.workbook import load_inputs
+    from designer.solve.prepare import prepare_data
+    from models import dominance
+    from models.modes import enumerate_modes
+
+    inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / "default.xlsx")
+    inputs.project["objective"] = objective
+    data = prepare_data(inputs)
+    modes = enumerate_modes(inputs).modes
+    criteria = np.array([[m.latency_us] for m in modes]) if objective == "min_latency" else None
+    limits = {s: data.site_node_limit(s) for s in data.sites}
+    shadowed = []
+    real = dominance._shadowed
+    monkeypatch.setattr(dominance, "_shadowed", lambda *a: shadowed.append(real(*a)) or shadowed[-1])
+    with_pass, dropped = dominance.prune(modes, inputs, limits, criteria)
+    monkeypatch.setattr(dominance, "_shadowed", lambda *a: {})
+    without, _ = dominance.prune(modes, inputs, limits, criteria)
+    assert [m.id for m in with_pass] == [m.id for m in without] and with_pass
+    assert sum(len(s) for s in shadowed) > len(modes) // 2
+    assert len(dropped) + len(with_pass) == len(modes)
+
+
+def test_each_factor_of_a_mode_decides_its_shadow():
+    """A mode shadows its copy with one factor of its figures raised (a switch's price or power, a cable tier's item
+    price or power, its links patched beyond cable_in_rack_m, a criterion, a site it does not apply at, a smaller
+    node limit), and neither shadows the other when one factor is raised and another lowered; a copy alike in
+    everything is shadowed by the first; another attachment cable shadows none."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    import numpy as np
+
+    from designer.inputs.workbook import load_inputs
+    from models import dominance
+    from models.modes import enumerate_modes, switch_rows
+
+    inputs = load_inputs(Path(__file__).resolve().parents[1] / "data" / "examples" / "default.xlsx")
+    mode = next(m for m in enumerate_modes(inputs).modes if m.tiers == 2 and m.cables[1].kind == "transceiver")
+    switches, plant = dict(switch_rows(inputs)), dominance.plant_of(inputs)
+    mode = replace(mode, cables=tuple(replace(c, length_m=min(c.length_m, plant[1])) for c in mode.cables))  # unpatched
+    for name, row in list(switches.items()):
+        for what in ("price_usd", "power_w"):
+            switches[f"{name} {what}+"] = {**row, what: float(row[what]) + 1}
+            switches[f"{name} {what}-"] = {**row, what: float(row[what]) - 1}
+
+    def cable(t, **changed):
+        return tuple(replace(c, **changed) if k == t else c for k, c in enumerate(mode.cables))
+
+    def shadows(a, b, fig_a=(), fig_b=(), attach=(0, 0)):
+        figures = np.array([[0.0, 0.0, 0.0, *fig_a][-3:], [0.0, 0.0, 0.0, *fig_b][-3:]])
+        return dominance._shadowed([a, b], [0, 1], np.array(attach), figures, switches, plant)
+
+    raised = [replace(mode, leaf=f"{mode.leaf} price_usd+"), replace(mode, spine=f"{mode.spine} power_w+"),
+              replace(mode, cables=cable(1, unit_price=mode.cables[1].unit_price + 1)),
+              replace(mode, cables=cable(0, unit_power_w=mode.cables[0].unit_power_w + 1)),
+              replace(mode, cables=cable(1, length_m=plant[1] + 10))]
+    for worse in raised:
+        assert shadows(mode, worse) == {1: 0} and shadows(worse, mode) == {0: 1}, worse
+    mixed = replace(mode, leaf=f"{mode.leaf} price_usd-", cables=cable(1, unit_power_w=mode.cables[1].unit_power_w + 1))
+    assert shadows(mode, mixed) == {} and shadows(mixed, mode) == {}
+    for fig_b in ((0.0, 0.0, 1e-9), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)):  # a criterion, a smaller limit, a site less
+        assert shadows(mode, mode, (), fig_b) == {1: 0} and shadows(mode, mode, fig_b, ()) == {0: 1}
+        assert shadows(mode, raised[0], fig_b, ()) == {} and shadows(raised[0], mode, (), fig_b) == {}
+    assert shadows(mode, mode) == {1: 0}
+    assert shadows(mode, mode, attach=(1, 2)) == {}
