@@ -199,16 +199,18 @@ def split_cost_power(mode: Mode, n: np.ndarray, inputs, rails: int, multiplier: 
 
 
 def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict, nics: int, rails: int,
-            multiplier: int, counts: dict, plant: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """cost_power's cost and power (tiers "all") of the modes ``members`` at node counts n, all at once: modes of
-    one port structure and one module structure per cable tier, which share their counts and items. The same
-    operations element by element, in the same order (a missing switch adds 0 x its zero count), so the same
-    figures to the last bit: the dominance screen compares them with cost_power's."""
+            multiplier: int, counts: dict, plant: tuple,
+            tiers: str = "all") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """cost_power's cost, power and patched links (``tiers`` "all" or "switches") of the modes ``members`` at node
+    counts n, all at once: modes of one port structure and one module structure per cable tier, which share their
+    counts and items. The same operations element by element, in the same order (a missing switch adds 0 x its zero
+    count), so the same figures to the last bit: the dominance checks compare them with cost_power's."""
     first = modes[members[0]]
     c = counted(first, n, rails, multiplier, nics, counts)
     group = [modes[i] for i in members]
     cost = np.zeros((len(group), len(n)))
     power = np.zeros((len(group), len(n)))
+    patched = np.zeros((len(group), len(n)))
     for role, count in (("leaf", c["leaves"]), ("spine", c["spines"]), ("core", c["cores"])):
         models = [getattr(mode, role) for mode in group]
         price = np.array([float(switches[m]["price_usd"]) if m else 0.0 for m in models])
@@ -216,13 +218,17 @@ def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict
         cost += price[:, None] * count[None, :]
         power += watts[:, None] * count[None, :]
     for t, cable in enumerate(first.cables):
+        if t == 0 and tiers == "switches":
+            continue
         tier_items = items(first, t, c, n, nics)
         unit = np.array([mode.cables[t].unit_price for mode in group])
         fiber = np.array([plant_bounds(plant[0], mode.cables[t], plant[1])[0] for mode in group])
         watts = np.array([mode.cables[t].unit_power_w for mode in group])
         cost += unit[:, None] * tier_items[None, :] + fiber[:, None] * c["links"][t][None, :]
         power += watts[:, None] * tier_items[None, :]
-    return cost, power
+        long = np.array([mode.cables[t].kind == "transceiver" and mode.cables[t].length_m > plant[1] for mode in group])
+        patched += long[:, None] * c["links"][t][None, :]
+    return cost, power, patched
 
 
 def panel_usd(plant: dict, more: np.ndarray) -> np.ndarray:
@@ -328,6 +334,8 @@ def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: flo
     plant = plant_of(inputs)
     at, counts, node_links = np.array([n], dtype=np.int64), {}, {}
     mine = np.full((2, len(modes), 3), np.inf)  # [as A, as B] x mode x (cost, power, patched)
+    alike: dict[tuple, list[int]] = {}  # the modes of one module structure, sized together (sampled)
+    links_of = {}  # mode -> its node links' (cost, power, patched)
     for i, mode in enumerate(modes):
         if i % CHECK_EVERY == 0:
             check_deadline(ends, f"{i:,} of {len(modes):,} modes sized for the dominance check")
@@ -338,14 +346,20 @@ def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: flo
         if key not in node_links:
             links = cost_power(mode, at, sw, nics, rails, mult, None, "nodes", plant)
             node_links[key] = np.array([f[0] for f in links])
+        links_of[i] = node_links[key]
         if mode.splits and mode.tiers == 2:
             ups = [np.array([f[0] for f in split_cost_power(mode, at, inputs, rails, mult, least)])
                    for least in (False, True)]
+            mine[:, i] = np.array(ups) + links_of[i]
         elif mode.splits:
-            ups = three_tier_cost_power(mode, n, inputs, rails, mult, plant)
+            mine[:, i] = np.array(three_tier_cost_power(mode, n, inputs, rails, mult, plant)) + links_of[i]
         else:
-            ups = [np.array([f[0] for f in cost_power(mode, at, sw, nics, rails, mult, counts, "switches", plant)])] * 2
-        mine[:, i] = np.array(ups) + node_links[key]
+            alike.setdefault(module_structure(mode, mult), []).append(i)
+    for members in alike.values():
+        first = modes[members[0]]
+        mult = planes * (rails if first.topology == "rail_only" else 1)
+        ups = np.hstack(sampled(modes, members, at, sw, nics, rails, mult, counts, plant, "switches"))
+        mine[:, members] = ups + np.array([links_of[i] for i in members])
     dropped: dict[str, str] = {}
     fits = np.isfinite(mine[0, :, 0])
     alive = np.ones(len(modes), dtype=bool)
@@ -376,6 +390,7 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray, ends: float | None = None)
         groups.setdefault(key, []).append(i)
     keep = np.ones(len(modes), dtype=bool)
     dropped = {}
+    rows = crit.tolist()  # compared a pair at a time: Python's floats, not arrays of a few
     for k, group in enumerate(groups.values()):
         if k % CHECK_EVERY == 0:
             check_deadline(ends, f"{k:,} of {len(groups):,} fabrics checked for protocol twins")
@@ -385,7 +400,8 @@ def _same_fabric(modes: list[Mode], crit: np.ndarray, ends: float | None = None)
             continue
         for b in group:
             for a in group:
-                if a != b and keep[a] and np.all(crit[a] <= crit[b]) and (np.any(crit[a] < crit[b]) or a < b):
+                if (a != b and keep[a] and all(x <= y for x, y in zip(rows[a], rows[b]))
+                        and (rows[a] != rows[b] or a < b)):
                     keep[b] = False
                     dropped[modes[b].id] = modes[a].id
                     break
@@ -472,8 +488,8 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
             check_deadline(ends, f"{done:,} of {len(modes):,} modes sampled for the dominance check")
             members = group[at:at + CHECK_EVERY]
             done += len(members)
-            s_cost[members], s_power[members] = sampled(modes, members, sample, sw, nics, rails, mults[members[0]],
-                                                        sample_counts, plant)
+            s_cost[members], s_power[members], _ = sampled(modes, members, sample, sw, nics, rails,
+                                                           mults[members[0]], sample_counts, plant)
     for i, mode in enumerate(modes):
         if mode.splits and mode.tiers == 2:  # the least over its options: a mode dominating it is below it there too
             fit = sample[sample <= limits[i]]

@@ -89,9 +89,10 @@ def test_every_dropped_mode_leads_to_a_kept_one():
 
 
 def test_modes_sampled_together_cost_what_each_costs_alone():
-    """The dominance screen's figures for modes of one structure, computed together (models.dominance.sampled),
-    are cost_power's for each mode alone to the last bit (the screen compares them exactly: a rounding apart could
-    keep a dominated mode or drop a dominator), on the scale-across example's enumerated modes."""
+    """The dominance checks' figures for modes of one structure, computed together (models.dominance.sampled: cost,
+    power and patched links, of every tier or the switches' alone), are cost_power's for each mode alone to the last
+    bit (the checks compare them exactly: a rounding apart could keep a dominated mode or drop a dominator), on the
+    scale-across example's enumerated modes."""
     from pathlib import Path
 
     import numpy as np
@@ -116,10 +117,11 @@ def test_modes_sampled_together_cost_what_each_costs_alone():
     together, alone = {}, {}
     for members in alike.values():
         mult = planes * (rails if modes[members[0]].topology == "rail_only" else 1)
-        cost, power = dominance.sampled(modes, members, n, sw, nics, rails, mult, together, plant)
-        for row, i in enumerate(members):
-            c, p, _ = dominance.cost_power(modes[i], n, sw, nics, rails, mult, alone, "all", plant)
-            assert np.array_equal(cost[row], c) and np.array_equal(power[row], p)
+        for tiers in ("all", "switches"):
+            figures = dominance.sampled(modes, members, n, sw, nics, rails, mult, together, plant, tiers)
+            for row, i in enumerate(members):
+                each = dominance.cost_power(modes[i], n, sw, nics, rails, mult, alone, tiers, plant)
+                assert all(np.array_equal(mine[row], theirs) for mine, theirs in zip(figures, each))
 
 
 @pytest.mark.parametrize("example", ["default", "scale-across"])
