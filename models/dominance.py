@@ -480,7 +480,9 @@ def _pairwise(modes: list[Mode], crit: np.ndarray, inputs, site_limits: dict[str
     for i, mode in enumerate(modes):
         alike.setdefault(module_structure(mode, mults[i]), []).append(i)
     figures = np.hstack([crit, -limits[:, None], ~where]).astype(float)
-    shadows = {b: a for group in alike.values() for b, a in _shadowed(modes, group, attach, figures, sw, plant).items()}
+    shadows: dict[int, int] = {}
+    for group in alike.values():
+        shadows.update(_shadowed(modes, group, attach, figures, sw, plant, ends))
     alike = {key: kept for key, group in alike.items() if (kept := [i for i in group if i not in shadows])}
     done = 0
     for group in alike.values():
@@ -588,7 +590,7 @@ def terms(mode: Mode, switches: dict, plant: tuple) -> list[float]:
 
 
 def _shadowed(modes: list[Mode], group: list[int], attach: np.ndarray, figures: np.ndarray, switches: dict,
-              plant: tuple) -> dict[int, int]:
+              plant: tuple, ends: float | None = None) -> dict[int, int]:
     """Modes of one module structure (``group``) that another of it shadows: {b: a}, a no higher than b in every
     factor (terms), on every criterion, in its node limit's negative and in the sites it does not apply at
     (``figures``' columns), with the same attachment cables. Every figure of A's is then B's, or less, at every
@@ -596,7 +598,9 @@ def _shadowed(modes: list[Mode], group: list[int], attach: np.ndarray, figures: 
     each rounding monotone), panels and window slack included, so A dominates B (_pairwise's beats holds). Of two
     alike in everything, the first shadows the second (_pairwise keeps the first of two identical modes). Sorted
     lexicographically, a shadow comes before what it shadows, and shadowing is transitive: each mode is checked
-    against the modes no earlier one shadows (the group's front). Modes of every split are left out."""
+    against the modes no earlier one shadows (the group's front). Modes of every split are left out. ``ends``:
+    prune's deadline."""
+    check_deadline(ends, f"{len(group):,} modes of one structure to check for shadows")
     plain = [i for i in group if not modes[i].splits]
     if len(plain) < 2:
         return {}
@@ -605,7 +609,9 @@ def _shadowed(modes: list[Mode], group: list[int], attach: np.ndarray, figures: 
     order = np.lexsort([np.array(plain)] + [rows[:, k] for k in reversed(range(rows.shape[1]))])
     front: list[int] = []
     out: dict[int, int] = {}
-    for k in order:
+    for done, k in enumerate(order):
+        if done % CHECK_EVERY == 0:
+            check_deadline(ends, f"{done:,} of {len(plain):,} modes of one structure checked for shadows")
         if front:
             shadow = np.flatnonzero(np.all(rows[front, :-1] <= rows[k, :-1], axis=1) & (rows[front, -1] == rows[k, -1]))
             if shadow.size:

@@ -38,7 +38,7 @@ def prepare_data(inputs, latency_cap: float | None = None, step_cap: float | Non
     The modes kept are a function of the inputs and these arguments alone: the last KEPT preparations are kept by
     a fingerprint of both (the inputs as they are at the call, but for the project keys no preparation reads:
     UNREAD), so a second preparation of the same workbook (the explanation's re-solves, a level probed again, a
-    training level's run-weighted solve) reads them instead of enumerating and pruning again (13 s on the
+    training level's run-weighted solve) reads them instead of enumerating and pruning again (3 s on the
     scale-across example). A penalty (a function) is not fingerprinted: none is kept.
 
     Under a training objective the step is a pruning criterion (pruning_criteria), so a ``step_cap`` is the
