@@ -178,7 +178,7 @@ def cost_power(mode: Mode, n: np.ndarray, switches: dict, nics: int, rails: int,
         tier_items = items(mode, t, whole, every, nics)[:size]
         cost += cable.unit_price * tier_items + plant_bounds(plant[0], cable, plant[1])[0] * c["links"][t]
         power += cable.unit_power_w * tier_items
-        if cable.kind == "transceiver" and cable.length_m > plant[1]:
+        if cable.patched(plant[1]):
             patched += c["links"][t]
     return cost, power, patched
 
@@ -226,7 +226,7 @@ def sampled(modes: list[Mode], members: list[int], n: np.ndarray, switches: dict
         watts = np.array([mode.cables[t].unit_power_w for mode in group])
         cost += unit[:, None] * tier_items[None, :] + fiber[:, None] * c["links"][t][None, :]
         power += watts[:, None] * tier_items[None, :]
-        long = np.array([mode.cables[t].kind == "transceiver" and mode.cables[t].length_m > plant[1] for mode in group])
+        long = np.array([mode.cables[t].patched(plant[1]) for mode in group])
         patched += long[:, None] * c["links"][t][None, :]
     return cost, power, patched
 
@@ -309,7 +309,7 @@ def three_tier_figures(mode: Mode, pairs: list, n: int, inputs, rails: int, mult
             items = cable.modules_per_link * links if k == 1 else ends[0] * -(-ends[1] // k) + -(-links // k)
             cost += cable.unit_price * items + plant_bounds(plant, cable, in_rack)[0] * links
             power += cable.unit_power_w * items
-            patched += links if cable.kind == "transceiver" and cable.length_m > in_rack else 0
+            patched += links if cable.patched(in_rack) else 0
         rows.append((cost, power, patched))
     return multiplier * np.array(rows, dtype=float).reshape(-1, 3)
 
@@ -334,7 +334,7 @@ def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: flo
     plant = plant_of(inputs)
     at, counts, node_links = np.array([n], dtype=np.int64), {}, {}
     mine = np.full((2, len(modes), 3), np.inf)  # [as A, as B] x mode x (cost, power, patched)
-    alike: dict[tuple, list[int]] = {}  # the modes of one module structure, sized together (sampled)
+    alike: dict[tuple, tuple[int, list[int]]] = {}  # (multiplier, modes) of one module structure, sized together
     links_of = {}  # mode -> its node links' (cost, power, patched)
     for i, mode in enumerate(modes):
         if i % CHECK_EVERY == 0:
@@ -354,10 +354,8 @@ def _at_one_count(modes: list[Mode], crit: np.ndarray, inputs, n: int, ends: flo
         elif mode.splits:
             mine[:, i] = np.array(three_tier_cost_power(mode, n, inputs, rails, mult, plant)) + links_of[i]
         else:
-            alike.setdefault(module_structure(mode, mult), []).append(i)
-    for members in alike.values():
-        first = modes[members[0]]
-        mult = planes * (rails if first.topology == "rail_only" else 1)
+            alike.setdefault(module_structure(mode, mult), (mult, []))[1].append(i)
+    for mult, members in alike.values():
         ups = np.hstack(sampled(modes, members, at, sw, nics, rails, mult, counts, plant, "switches"))
         mine[:, members] = ups + np.array([links_of[i] for i in members])
     dropped: dict[str, str] = {}
@@ -585,7 +583,7 @@ def terms(mode: Mode, switches: dict, plant: tuple) -> list[float]:
         out += [float(switches[model]["price_usd"]), float(switches[model]["power_w"])] if model else [0.0, 0.0]
     for cable in mode.cables:
         out += [cable.unit_price, cable.unit_power_w, plant_bounds(plant[0], cable, plant[1])[0],
-                float(cable.kind == "transceiver" and cable.length_m > plant[1])]
+                float(cable.patched(plant[1]))]
     return out
 
 

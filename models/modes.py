@@ -72,6 +72,11 @@ class Cable:
         module serves two)."""
         return (1.0 if self.cable else 2.0) / self.links_per_module
 
+    def patched(self, in_rack_m: float) -> bool:
+        """Whether its links run through patch panels: a transceiver's link longer than cable_in_rack_m (two jumpers
+        and a trunk, plant_bounds), not a cable's."""
+        return self.kind == "transceiver" and self.length_m > in_rack_m
+
     def items_per_attachment(self, nics: int) -> int:
         """Items for one DCI attachment's ``nics`` router-leaf links: a cable each; or, for transceivers, the
         router's ports sharing multi-link modules (ceil(nics / k)) and a module at each leaf end (the ports
@@ -164,7 +169,7 @@ def split_figures(inputs, mode: Mode, rails: int) -> Shape:
     return Shape(per_endpoint, per_unit, mode.spine_ports, float(sw[mode.leaf]["price_usd"]),
                  float(sw[mode.leaf]["power_w"]), float(sw[mode.spine]["price_usd"]), float(sw[mode.spine]["power_w"]),
                  cable.links_per_module, cable.cable, cable.unit_price, cable.unit_power_w,
-                 plant_bounds(plant, cable, in_rack)[0], cable.kind == "transceiver" and cable.length_m > in_rack,
+                 plant_bounds(plant, cable, in_rack)[0], cable.patched(in_rack),
                  0.0 if panel is None else float(panel["price_usd"]), 0 if panel is None else int(panel["ports"]))
 
 

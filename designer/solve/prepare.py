@@ -227,7 +227,7 @@ def pruning_criteria(data: ModelData, latency_cap: float | None, penalty=None, b
     columns = []
     if penalty is not None:
         columns.append([penalty(mode) for mode in data.modes])
-    if latency_cap is None and (by_latency or data.inputs.project.get("objective") == "min_latency"):
+    if latency_cap is None and latency_ranked(data.inputs, by_latency):
         columns.append([mode.latency_us for mode in data.modes])
     if data.inputs.project.get("objective") in TRAINING_OBJECTIVES:  # a faster step may be worth its cost
         columns.append([mode_step_s(data.inputs, mode) for mode in data.modes])
