@@ -748,3 +748,19 @@ def test_a_latency_capped_preparation_keeps_what_pruning_every_mode_keeps(monkey
         summary = derived.modeset.summary()
         assert summary["enumerated"] == every.modeset.summary()["enumerated"]
         assert summary["kept"] + sum(summary["filtered"].values()) == summary["enumerated"]
+
+
+def test_a_mode_evolved_is_the_mode_replaced():
+    """Mode.evolve (the enumeration's copy per cable choice) makes what dataclasses.replace makes: every field the
+    same, equal and of one hash, the original untouched."""
+    import dataclasses
+
+    from models.modes import Mode
+
+    mode = Mode(id="clos", topology="clos", tiers=2, hops=3, protocol="rocev2", leaf="L", spine="S", core=None, g0=400,
+                g1=400, g2=None, d1=32, u1=32, latency_breakdown_us={"nic": 1.0})
+    changes = {"id": "clos/dac", "latency_us": 2.5, "sites": frozenset({"a"}), "splits": ((40, 20),)}
+    evolved, replaced = mode.evolve(**changes), dataclasses.replace(mode, **changes)
+    assert evolved == replaced and hash(evolved) == hash(replaced)
+    assert all(getattr(evolved, f.name) == getattr(replaced, f.name) for f in dataclasses.fields(Mode))
+    assert mode.id == "clos" and mode.splits == () and mode.sites == frozenset()
