@@ -66,6 +66,46 @@ def test_pricing_from_one_mode_proves_the_whole_lp(instance):
     assert result.objective == pytest.approx(whole_lp, rel=1e-7)
 
 
+def test_the_pricing_lp_in_parts_is_the_pricing_lp_at_once(instance, monkeypatch):
+    """The pricing LP split into parts by pair (PARTS) ends the column generation as one LP of every left-out pair
+    does: the same rounds, pairs joined and bound."""
+    _inputs, model, _whole_lp, modes = instance
+    parts, _pairs = priced(model, modes)
+    monkeypatch.setattr(pricing, "PARTS", 1)
+    whole, _pairs = priced(model, modes)
+    assert (parts.rounds, parts.proven) == (whole.rounds, whole.proven)
+    assert np.array_equal(parts.pairs, whole.pairs)
+    assert parts.bound == pytest.approx(whole.bound, rel=1e-9)
+
+
+@pytest.mark.parametrize("first_row, optimum, values", [
+    # x0 <= 0.25, a row of pair 0 alone: each part apart, -0.25 - 2 - 1.5
+    ({0: 1.0}, -3.75, [0.25, 1.0, 0.5]),
+    # x0 + x1 <= 1 reaches into the parts of pairs 0 and 1: one LP, x1 = 1 (the parts apart would say -4.5)
+    ({0: 1.0, 1: 1.0}, -3.5, [0.0, 1.0, 0.5]),
+])
+def test_a_row_across_parts_makes_the_pricing_lp_one(first_row, optimum, values):
+    """By hand: columns x0, x1, x2 of pairs 0, 1, 2 in [0, 1] priced -1, -2, -3, and x2 <= 0.5 a row of pair 2's.
+    A row over one pair's columns leaves the parts apart; a row over two pairs' is solved with both."""
+    rows = [(first_row, 0.25 if len(first_row) == 1 else 1.0), ({2: 1.0}, 0.5)]
+    start, index, value = [0], [], []
+    for c in range(3):
+        for r, (coefficients, _bound) in enumerate(rows):
+            if c in coefficients:
+                index.append(r)
+                value.append(coefficients[c])
+        start.append(len(index))
+    lp = pricing.colwise_lp(np.zeros(3), np.zeros(3), np.ones(3), np.full(2, -np.inf),
+                            np.array([bound for _c, bound in rows]),
+                            (np.array(start, dtype=np.int32), np.array(index, dtype=np.int32), np.array(value)))
+    upper = np.array([bound for _c, bound in rows])
+    price, chosen = pricing.pricing_lp(pricing.Matrix(lp), np.ones(2, dtype=bool), np.ones(3, dtype=bool),
+                                       np.arange(3), np.array([-1.0, -2.0, -3.0]), np.zeros(3), np.ones(3),
+                                       np.full(2, -np.inf), upper, scheduler_threads(), None)
+    assert price == pytest.approx(optimum)
+    assert chosen == pytest.approx(values)
+
+
 def test_a_bound_cut_short_is_still_below_the_lp(instance, monkeypatch):
     """One round only, from the greedy design's modes (their restricted LP above the whole LP): the Lagrangian bound L(y) stays at or
     below the whole LP, though the restricted LP's optimum is above it, so it bounds every design."""
