@@ -70,6 +70,9 @@ def test_racks_in_the_workbook_rows_and_the_figure():
     # every switch labelled in its rack, the rack units shown once (the racks share them)
     assert [sorted(t.get_text() for t in ax.texts) for ax in fig.axes] == [
         ["spine4u"] * 10, ["spine4u"] * 4, ["router2u"] + ["router3u"] * 5]
+    # a box per switch, of its rack units less a gap: 4U spines, then a 2U and five 3U routers
+    heights = [[round(p.get_extents().height, 2) for p in ax.collections[0].get_paths()] for ax in fig.axes]
+    assert heights == [[3.84] * 10, [3.84] * 4, [1.84] + [2.84] * 5]
     assert [ax.yaxis.get_visible() for ax in fig.axes] == [True, False, False]
     assert fig.axes[1].get_ylim() == fig.axes[0].get_ylim() == (0, 42)
     plt.close(fig)

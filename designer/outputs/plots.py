@@ -14,7 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.collections import LineCollection, PatchCollection  # noqa: E402
 from matplotlib.patches import FancyBboxPatch, Rectangle  # noqa: E402
 
 from designer.formats import money  # noqa: E402
@@ -384,14 +384,16 @@ def rack_figure(site: dict, solution: dict):
     for ax, rack in zip(axes[0], kinds):
         ax.set_xlim(0, 1)
         ax.add_patch(Rectangle((0.05, 0), 0.9, plan["rack_ru"], fc="#F2F2F2", ec="#7F7F7F"))
-        unit = 0
+        unit, boxes = 0, []
         for model, count, ru in rack["devices"]:
             for _ in range(count):
-                ax.add_patch(Rectangle((0.1, unit + 0.08), 0.8, ru - 0.16, fc=TIER_COLORS[rack["tier"]], ec="white"))
+                boxes.append(Rectangle((0.1, unit + 0.08), 0.8, ru - 0.16))
                 # inside the rack, so within the axes: left out of the layout's extents (text is what costs there)
                 ax.text(0.5, unit + ru / 2, _wrap(model, 18), ha="center", va="center", color="white",
                         fontsize=6 if ru < 2 else 7).set_in_layout(False)
                 unit += ru
+        # one collection of the rack's switches: an artist a switch (add_patch) cost 4x the time to make
+        ax.add_collection(PatchCollection(boxes, fc=TIER_COLORS[rack["tier"]], ec="white"), autolim=False)
         ax.set_xticks([])
         ax.yaxis.set_visible(ax is axes[0][0])  # the first rack's rack units stand for all
         ax.set_title(f"{rack['tier']}\n{rack['count']:,} rack(s)", fontsize=9)
