@@ -402,8 +402,8 @@ def test_a_large_run_in_its_own_process_is_the_same_run(monkeypatch, instance):
 def test_work_meanwhile_sends_a_run_of_any_size_apart_and_runs_beside_it(monkeypatch, instance):
     """A run given work for this process while HiGHS runs (``meanwhile``: the whole model's translation beside the
     chosen pairs' completion) goes to a process of its own whatever its size, and the work is done once, after
-    the process has started and before the solve returns; the run returns the same proven optimum as without it.
-    Without a time limit the run is made here and the work is not done."""
+    the process has started and before the solve returns; the run returns the same proven optimum as without it,
+    with a time limit or without one (no deadline to stop it at: the process runs to its end)."""
     import designer.solve.highs as highs
 
     _inputs, data, model = instance
@@ -420,8 +420,9 @@ def test_work_meanwhile_sends_a_run_of_any_size_apart_and_runs_beside_it(monkeyp
     assert apart.status == here.status == "optimal"
     assert apart.objective == pytest.approx(here.objective, rel=1e-9)
     restore(model, start)
-    run_highs(model, SolveOptions(), COST_SCALE, start=True, meanwhile=lambda: done.append("here"))
-    assert done == [1] and len(made) == 1
+    unlimited = run_highs(model, SolveOptions(), COST_SCALE, start=True, meanwhile=lambda: done.append(len(made)))
+    assert done == [1, 2] and len(made) == 2 and made[1].process.returncode == 0
+    assert unlimited.status == "optimal" and unlimited.objective == pytest.approx(here.objective, rel=1e-9)
 
 def test_a_process_past_its_deadline_is_stopped_and_the_start_kept(monkeypatch, instance):
     """--time-limit is a wall-clock promise whatever HiGHS does: a run in its own process that has not ended by

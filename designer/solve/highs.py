@@ -115,9 +115,10 @@ class GuardedHighs(Highs):
     stopped at the deadline with the best design it saved. ``translated``: called with the translated HiGHS model
     and the column of each variable (id -> index) before HiGHS runs (designer.solve.relaxation reads the LP there).
     ``meanwhile``: work for this process while HiGHS runs (the solve translates the whole model while its chosen
-    pairs' completion runs, designer.solve.start.complete_chosen): a run given one with a deadline goes to a process
-    of its own whatever its size, and ``meanwhile`` is called once it runs there; the wait for the process begins
-    after it, and stops the process at once if the deadline has passed.
+    pairs' completion runs, designer.solve.start.complete_chosen): a run given one goes to a process of its own
+    whatever its size and whether it has a deadline or not (50 sites, 60 switch models, no time limit: the 16 s
+    translation beside the 12 s completion, the solve 63 -> 49 s), and ``meanwhile`` is called once it runs there;
+    the wait for the process begins after it, and stops the process at once if the deadline has passed.
 
     ``sites``: where 1 to site_sets.SITES open_s are free in a model of fewer than site_sets.COLUMNS columns, the run
     is designer.solve.site_sets's search over the sets of open sites, on the translated model, under the same timer
@@ -208,7 +209,8 @@ class GuardedHighs(Highs):
             self._dive_start()
         if self.ends is not None:
             self.given = self._active_config.time_limit = max(1e-6, self.ends - time.perf_counter())
-        if self.deadline is not None and (self._solver_model.getNumCol() >= PROCESS_COLUMNS or self.meanwhile):
+        large = self._solver_model.getNumCol() >= PROCESS_COLUMNS
+        if self.meanwhile is not None or (self.deadline is not None and large):
             results = self._solve_apart()
             if results is not None:
                 return results

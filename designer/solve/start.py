@@ -108,8 +108,7 @@ def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: fl
     follows it (the LP by pricing, the neighbourhoods) starts from its design, where HiGHS on the whole model finds
     none (on a machine half as fast, the 50-site plan with 60 switch models took 20.7 s to complete, past its 19 s
     share of the 48 s left: no design).
-    ``meanwhile``: called while HiGHS completes the small model, in a process of its own under a time limit
-    (GuardedHighs.meanwhile; without a limit the run is made here, and ``meanwhile`` is not called)."""
+    ``meanwhile``: called while HiGHS completes the small model in a process of its own (GuardedHighs.meanwhile)."""
     small = build_model(replace(data, chosen=frozenset(choices)))
     set_objective(small)
     opened = {s for s, _ in choices}
