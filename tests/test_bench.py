@@ -96,3 +96,24 @@ def test_oracle_instances_stay_within_what_the_oracle_sizes():
     from tests.oracle import PLANNER_LENGTHS
 
     assert instances.ORACLE_SCOPE == PLANNER_LENGTHS
+
+
+@pytest.mark.parametrize("workbook", ["superpod-h100", "training-moe", 4, 6])
+def test_the_bench_greedy_planner_over_the_kept_modes_plans_as_over_every_mode(workbook, tmp_path):
+    """(d)'s planner runs over the modes the model data keeps (the rest, matched or beaten at every node count,
+    held 26 GB at 32 sites and 50 switch models): its plan costs what the plan over every enumerated mode costs, on
+    two one-site examples and the bench's 4- and 6-site oracle instances."""
+    from designer.inputs.workbook import load_inputs
+    from designer.inputs.writer import write_workbook
+    from designer.solve.greedy import greedy_plan
+    from designer.tools.bench.children import child_greedy
+
+    if isinstance(workbook, int):
+        path = tmp_path / "instance.xlsx"
+        write_workbook(path, instances.tiny_workbook(workbook))
+    else:
+        path = instances.ROOT / "data" / "examples" / f"{workbook}.xlsx"
+    kept, every = child_greedy(str(path)), greedy_plan(load_inputs(path))
+    assert kept["cost"] is not None and every.cost is not None
+    assert kept["cost"] == pytest.approx(every.cost, rel=1e-12)
+    assert kept["sites"] == len(every.sites)
