@@ -95,10 +95,9 @@ def test_a_row_across_parts_makes_the_pricing_lp_one(first_row, optimum, values)
                 index.append(r)
                 value.append(coefficients[c])
         start.append(len(index))
-    lp = pricing.colwise_lp(np.zeros(3), np.zeros(3), np.ones(3), np.full(2, -np.inf),
-                            np.array([bound for _c, bound in rows]),
-                            (np.array(start, dtype=np.int32), np.array(index, dtype=np.int32), np.array(value)))
     upper = np.array([bound for _c, bound in rows])
+    lp = pricing.colwise_lp(np.zeros(3), np.zeros(3), np.ones(3), np.full(2, -np.inf), upper,
+                            (np.array(start, dtype=np.int32), np.array(index, dtype=np.int32), np.array(value)))
     price, chosen = pricing.pricing_lp(pricing.Matrix(lp), np.ones(2, dtype=bool), np.ones(3, dtype=bool),
                                        np.arange(3), np.array([-1.0, -2.0, -3.0]), np.zeros(3), np.ones(3),
                                        np.full(2, -np.inf), upper, scheduler_threads(), None)
