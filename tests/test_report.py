@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+import jinja2
 import pytest
 from test_diagnose import book, pair, site
 
 from designer import cli
 from designer.formats import money
 from designer.inputs.writer import write_workbook
+from designer.outputs import report
 from designer.outputs.report import render_html, render_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +30,10 @@ SECTIONS = ["summary", "cost", "power", "map", "sites", "resilience", "communica
             "provenance"]
 WORKLOAD = {"model_params_billion": 1, "step_compute_ms": 500, "grad_accum_steps": 4, "max_comm_fraction": 0.5}
 IMG = re.compile(r'<img [^>]*src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"')
+#: the least Solution dict the report renders from (no inputs echo, no solver)
+BARE = {"name": "bare", "status": "optimal", "mip_gap": 0.0, "solve_seconds": 1.0, "objective_usd": 0.0,
+        "totals": {"gpus": 0, "nodes": 0, "capex_usd": 0.0, "power_mw": 0.0, "coherent_ports": 0},
+        "sites": [], "links": [], "bom": []}
 EXTERNAL = re.compile(r'''(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//''', re.I)
 
 
@@ -162,11 +169,43 @@ def test_infeasible_report_shows_the_diagnosis(tmp_path):
 
 def test_renders_from_a_minimal_solution():
     """The report reads only the Solution dict: a bare one still renders (no inputs echo, no solver)."""
-    bare = {"name": "bare", "status": "optimal", "mip_gap": 0.0, "solve_seconds": 1.0, "objective_usd": 0.0,
-            "totals": {"gpus": 0, "nodes": 0, "capex_usd": 0.0, "power_mw": 0.0, "coherent_ports": 0},
-            "sites": [], "links": [], "bom": []}
-    assert "Design report: bare" in render_html(bare)
-    assert render_markdown(bare).startswith("# Design report: bare")
+    assert "Design report: bare" in render_html(BARE)
+    assert render_markdown(BARE).startswith("# Design report: bare")
+
+
+def test_compiled_templates_are_read_back_not_compiled_again(tmp_path, monkeypatch):
+    """A run after the first reads the templates' compiled code from the cache: with compiling made to fail, a fresh
+    environment over the filled cache still renders both reports, the same text."""
+    monkeypatch.setattr(report, "compiled_templates", lambda: report.CompiledTemplates(str(tmp_path)))
+    report._env.cache_clear()
+    try:
+        first = render_html(BARE), render_markdown(BARE)
+        assert len(list(tmp_path.iterdir())) == 2  # one entry a template
+        report._env.cache_clear()
+
+        def no_compiling(*_args, **_kwargs):
+            raise AssertionError("a cached template was compiled again")
+
+        monkeypatch.setattr(jinja2.Environment, "compile", no_compiling)
+        assert (render_html(BARE), render_markdown(BARE)) == first
+    finally:
+        report._env.cache_clear()
+
+
+def test_a_cache_that_cannot_be_had_or_written_costs_time_not_the_report(tmp_path, monkeypatch):
+    """No private temporary folder (a file where jinja's would be): no cache; a cache folder that is gone: nothing
+    written, the report as it is."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / f"_jinja2-cache-{os.getuid()}").write_text("in the way")
+    assert report.compiled_templates() is None
+    gone = report.CompiledTemplates(str(tmp_path / "gone"))
+    monkeypatch.setattr(report, "compiled_templates", lambda: gone)
+    report._env.cache_clear()
+    try:
+        assert render_markdown(BARE).startswith("# Design report: bare")
+        assert not (tmp_path / "gone").exists()
+    finally:
+        report._env.cache_clear()
 
 
 # --- in the browser -------------------------------------------------------------------------------
