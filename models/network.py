@@ -871,6 +871,21 @@ def define_connectivity(m, data: ModelData) -> None:
                                      + m.open[pairs[q][1]] <= 1)
 
 
+def add_connectivity_cuts(m, cuts) -> None:
+    """The rows of ``cuts`` (models.connectivity.Cut, found against an LP point of ``m``), each
+    sum_{r in cut.routes} use_r >= open_a + open_b - 1: every design of the model meets them (define_connectivity
+    holds its open sites together); its LP relaxation may not."""
+    if not hasattr(m, "connected"):
+        m.connected = pyo.ConstraintList()
+    for cut in cuts:
+        m.connected.add(sum(m.use[r] for r in cut.routes) >= m.open[cut.a] + m.open[cut.b] - 1)
+
+
+def route_ends(m) -> dict:
+    """Route -> (site a, site b) of every route of ``m``."""
+    return {r: (m.route[r].a, m.route[r].b) for r in m.R}
+
+
 def nic_gbps_per_node(data: ModelData) -> float:
     node = data.node
     return float(node["nics_per_node"]) * float(node["nic_gbps"])

@@ -8,7 +8,8 @@ stopped where a thread cannot: a run of a large model goes here when it has a de
 
 The model goes as arrays (``model.npz``: the LP's columns, rows, matrix and integrality, and a start), with the
 HiGHS options and the columns to answer (``request.json``); the process (``python -m designer.solve.process
-FOLDER``) imports highspy and numpy only and answers with ``answer.npz``. Each improving design of a MIP is saved as
+FOLDER``) imports highspy and numpy only (and, for an LP's rounds of connectivity cuts, designer.solve.cuts: networkx)
+and answers with ``answer.npz``. Each improving design of a MIP is saved as
 it comes (``best.npz``, HiGHS's improving-solution callback) and its bound about once a second (``bound.npy``), so
 a run stopped at its deadline still answers with the best design it held and its bound."""
 
@@ -36,17 +37,18 @@ class HighsProcess:
     own, started at once; ``start``: the first incumbent (one value per column) or None; ``columns``: the columns
     whose values the answer holds (None: all); ``ends``: when the run must end (perf_counter seconds), its time
     limit then what is left of it when HiGHS starts there (the process's start and the model's reading come off).
-    ``wait`` returns its answer; leaving the ``with`` block stops the process if it still runs and removes its
-    folder."""
+    ``cuts``: an LP's rounds of connectivity cuts (designer.solve.cuts.cut_spec), their rows in the answer's
+    ``cuts``. ``wait`` returns its answer; leaving the ``with`` block stops the process if it still runs and removes
+    its folder."""
 
     command = (sys.executable, "-m", __name__)  # the run's process, given its folder
 
     def __init__(self, lp: highspy.HighsLp, options: dict, start: np.ndarray | None = None,
-                 columns: list[int] | None = None, ends: float | None = None):
+                 columns: list[int] | None = None, ends: float | None = None, cuts: dict | None = None):
         self.folder = tempfile.TemporaryDirectory(prefix="designer-highs-")
         path = Path(self.folder.name)
         write_model(path / "model.npz", lp, start)
-        request = {"options": options, "columns": columns, "ends": monotonic(ends)}
+        request = {"options": options, "columns": columns, "ends": monotonic(ends), "cuts": cuts}
         (path / "request.json").write_text(json.dumps(request), encoding="utf-8")
         self.process = subprocess.Popen([*self.command, str(path)], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -221,17 +223,25 @@ def run(folder: Path) -> None:
         highs.cbMipInterrupt.subscribe(bound)
     if request["ends"] is not None:
         highs.setOptionValue("time_limit", max(1e-3, request["ends"] - time.monotonic()))
+    began = time.perf_counter()
     highs.run()
     info, status = highs.getInfo(), highs.getModelStatus()
     solved = info.primal_solution_status == 2
     summary = {"status": status.name, "objective": info.objective_function_value if solved else None,
                "bound": info.mip_dual_bound if info.mip_node_count >= 0 else None,
                "seconds": highs.getRunTime(), "nodes": info.mip_node_count}
+    values = np.asarray(highs.getSolution().col_value, dtype=float) if solved else None
+    if request.get("cuts") and status == highspy.HighsModelStatus.kOptimal:
+        from designer.solve.cuts import as_data, cut_rounds
+
+        ends = None if request["ends"] is None else time.perf_counter() + request["ends"] - time.monotonic()
+        added, best = cut_rounds(highs, request["cuts"], highs.getRunTime(), ends)
+        summary |= {"objective": best["objective"], "cuts": as_data(added), "seconds": time.perf_counter() - began}
+        values = np.asarray(best["col_value"], dtype=float)
     if summary["bound"] is not None and not np.isfinite(summary["bound"]):
         summary["bound"] = None
     arrays = {"summary": np.asarray(json.dumps(summary))}
     if solved:
-        values = np.asarray(highs.getSolution().col_value, dtype=float)
         arrays["values"] = values if columns is None else values[columns]
     save(folder / "answer.npz", **arrays)
 

@@ -20,7 +20,9 @@ import time
 import highspy
 import numpy as np
 
+from designer.solve.cuts import as_data, cut_rounds, cut_spec, from_data
 from designer.solve.process import HighsProcess
+from models.network import add_connectivity_cuts
 
 GUARD = 1.0  # s past the time left that the LP's process is given to answer before it is stopped
 #: an LP of fewer columns is solved here at once: its process would cost more than the solve (0.14 s to start, read
@@ -65,13 +67,15 @@ class Relaxation:
         self.launched = True
         lp = self.relaxed(translated, columns)
         wanted = [columns[id(v)] for v in self.model.open.values()]
+        spec = cut_spec(self.model, columns)
         if lp.getNumCol() < BESIDE_COLUMNS:
             from designer.solve.highs import scheduler_threads
 
-            self.answer = solve_lp(lp, self.time_left(), wanted, scheduler_threads())
+            self.answer = solve_lp(lp, self.time_left(), wanted, scheduler_threads(), spec, self.ends)
             return
         try:
-            self.process = HighsProcess(lp.getLp(), LP_OPTIONS | {"threads": 1}, columns=wanted, ends=self.ends)
+            self.process = HighsProcess(lp.getLp(), LP_OPTIONS | {"threads": 1}, columns=wanted, ends=self.ends,
+                                        cuts=spec)
         except OSError:
             self.process = None
 
@@ -111,13 +115,15 @@ class Relaxation:
         translated, columns, rows = translate_rows(self.model, tight)
         lp = self.relaxed(translated, columns)
         wanted = [columns[id(v)] for v in self.model.open.values()]
+        spec = cut_spec(self.model, columns)
         table = lp.getLp()
         index = np.array(rows, dtype=np.int32)
         lp.changeRowsBounds(len(rows), index, np.full(len(rows), -highspy.kHighsInf),
                             np.full(len(rows), highspy.kHighsInf))
-        loose = solve_lp(lp, self.time_left(), wanted, scheduler_threads())
+        loose = solve_lp(lp, self.time_left(), wanted, scheduler_threads(), spec, self.ends)
         lp.changeRowsBounds(len(rows), index, np.asarray(table.row_lower_)[index], np.asarray(table.row_upper_)[index])
-        tightened = solve_lp(lp, self.time_left(), wanted, scheduler_threads())
+        tightened = solve_lp(lp, self.time_left(), wanted, scheduler_threads(), spec, self.ends)
+        tightened["cuts"] = loose.get("cuts", []) + tightened.get("cuts", [])  # the loose solve's rows stay in lp
         if loose["status"] == tightened["status"] == "optimal" and (
                 tightened["objective"] - loose["objective"] > self.gap * abs(tightened["objective"])):
             self.answer = tightened
@@ -139,7 +145,8 @@ class Relaxation:
         summary = {"status": LP_STATUS.get(answer["status"], "failed"), "termination": answer["status"],
                    "seconds": answer["seconds"]}
         if summary["status"] == "optimal":
-            summary |= {"objective": answer["objective"], "values": list(answer["values"])}
+            summary |= {"objective": answer["objective"], "values": list(answer["values"]),
+                        "cuts": answer.get("cuts", [])}
         return self.outcome(summary, time.perf_counter() - waited)
 
     def outcome(self, answer: dict, seconds: float):
@@ -152,21 +159,31 @@ class Relaxation:
                            answer.get("seconds", 0.0))
         for var, value in zip(self.model.open.values(), answer["values"]):
             var.set_value(value, skip_validation=True)
+        if answer.get("cuts"):
+            add_connectivity_cuts(self.model, from_data(answer["cuts"]))
         bound = answer["objective"] * self.scale
         return Outcome("optimal", bound, bound, None, seconds, "optimal", answer["seconds"])
 
 
-def solve_lp(lp: highspy.Highs, time_limit: float | None, columns: list[int], threads: int) -> dict:
+def solve_lp(lp: highspy.Highs, time_limit: float | None, columns: list[int], threads: int, cuts: dict | None = None,
+             ends: float | None = None) -> dict:
     """Solve the relaxation of ``lp`` here (LP_OPTIONS, ``threads`` the scheduler's) and answer: status,
-    termination, HiGHS's seconds and, when optimal, the objective and the listed columns' values."""
+    termination, HiGHS's seconds and, when optimal, the objective and the listed columns' values; with ``cuts``
+    (cut_spec's), after rounds of connectivity cuts until ``ends`` (designer.solve.cuts), and the rows they added
+    (``cuts``, as data)."""
     for option, value in (LP_OPTIONS | {"threads": threads}).items():
         lp.setOptionValue(option, value)
     if time_limit is not None:
         lp.setOptionValue("time_limit", max(1e-3, float(time_limit)))
+    began = time.perf_counter()
     lp.run()
     status = lp.getModelStatus()
     answer = {"status": LP_STATUS.get(status.name, "failed"), "termination": status.name, "seconds": lp.getRunTime()}
     if answer["status"] == "optimal":
-        values = lp.getSolution().col_value
-        answer |= {"objective": lp.getInfo().objective_function_value, "values": [values[c] for c in columns]}
+        added, best = cut_rounds(lp, cuts, lp.getRunTime(), ends) if cuts else ([], None)
+        if best is None:
+            best = {"objective": lp.getInfo().objective_function_value, "col_value": lp.getSolution().col_value}
+        values = best["col_value"]
+        answer |= {"objective": best["objective"], "values": [values[c] for c in columns], "cuts": as_data(added),
+                   "seconds": time.perf_counter() - began}
     return answer
