@@ -14,7 +14,8 @@ boundary delta(A) (the path from a to b leaves A, over routes between open sites
 and with a or b closed its right side is at most 0. violated_cuts finds, for an LP point, the most violated such
 row of each pair of sites the point opens by more than half in sum: the least cut between a and b in the route graph
 weighted by use_r is the least edge on their path in its Gomory-Hu tree, and A the side of a once that edge is
-removed. The rows only cut off LP points: the optimum of the model is the same with them (tests/test_connectivity).
+removed. The graph holds the sites the point opens (a route to a closed site carries no more than its open value):
+at 50 candidate sites the tree then costs a max-flow per site the LP opens, not per candidate. The rows only cut off LP points: the optimum of the model is the same with them (tests/test_connectivity).
 """
 
 from __future__ import annotations
@@ -40,21 +41,23 @@ class Cut:
 def violated_cuts(opened: dict, used: dict, ends: dict) -> list[Cut]:
     """The rows (Cut) the LP point (``opened``: site -> open_s, ``used``: route -> use_r) breaks by more than
     TOLERANCE, one per side found; ``ends``: route -> (site a, site b)."""
-    graph = nx.Graph()
-    graph.add_nodes_from(opened)
-    for r, (a, b) in ends.items():
-        weight = max(0.0, used.get(r, 0.0))
-        if graph.has_edge(a, b):
-            graph[a][b]["capacity"] += weight
-        else:
-            graph.add_edge(a, b, capacity=weight)
     live = [s for s in opened if opened[s] > TOLERANCE]
     pairs = [(a, b) for a, b in itertools.combinations(live, 2) if opened[a] + opened[b] - 1 > TOLERANCE]
     if not pairs:
         return []
-    component = {s: k for k, group in enumerate(nx.connected_components(graph)) for s in group}
-    trees = {k: nx.gomory_hu_tree(graph.subgraph(group)) if len(group) > 1 else None
-             for k, group in enumerate(nx.connected_components(graph))}
+    graph = nx.Graph()  # the sites the point opens: a route to a closed one carries use_r <= open <= TOLERANCE
+    graph.add_nodes_from(live)
+    for r, (a, b) in ends.items():
+        weight = max(0.0, used.get(r, 0.0))
+        if a not in graph or b not in graph:
+            continue
+        if graph.has_edge(a, b):
+            graph[a][b]["capacity"] += weight
+        else:
+            graph.add_edge(a, b, capacity=weight)
+    groups = list(nx.connected_components(graph))
+    component = {s: k for k, group in enumerate(groups) for s in group}
+    trees = {k: nx.gomory_hu_tree(graph.subgraph(group)) if len(group) > 1 else None for k, group in enumerate(groups)}
     sides: dict[frozenset, Cut] = {}
     for a, b in pairs:
         tree = trees[component[a]]

@@ -40,9 +40,12 @@ def test_a_joined_point_breaks_none_and_a_fractional_one_by_its_share():
 
 
 def test_a_site_no_route_reaches_cannot_open_beside_another():
-    """No route at all between e and the rest: the row with no route, 0 >= open_a + open_e - 1."""
-    cuts = violated_cuts({"a": 1.0, "b": 1.0, "c": 0.0, "d": 0.0, "e": 0.6}, {"ab": 1.0}, LINE)
-    assert Cut((), "a", "e") in cuts or Cut((), "b", "e") in cuts
+    """No route at all between e and the rest: a row over routes the point leaves unused, which e cannot meet open
+    beside a or b (0 >= open + 0.6 - 1)."""
+    used = {"ab": 1.0}
+    cuts = violated_cuts({"a": 1.0, "b": 1.0, "c": 0.0, "d": 0.0, "e": 0.6}, used, LINE)
+    assert [c for c in cuts if c.b == "e" and c.a in "ab" and not any(used.get(r) for r in c.routes)]
+    assert Cut(("bc",), "a", "e") in cuts  # the side {a, b}: its one route out leads to the closed c
 
 
 @pytest.fixture(scope="module")
