@@ -15,7 +15,8 @@ and with a or b closed its right side is at most 0. violated_cuts finds, for an 
 row of each pair of sites the point opens by more than half in sum: the least cut between a and b in the route graph
 weighted by use_r is the least edge on their path in its Gomory-Hu tree, and A the side of a once that edge is
 removed. The graph holds the sites the point opens (a route to a closed site carries no more than its open value):
-at 50 candidate sites the tree then costs a max-flow per site the LP opens, not per candidate. The rows only cut off LP points: the optimum of the model is the same with them (tests/test_connectivity).
+at 50 candidate sites the tree then costs a max-flow per site the LP opens, not per candidate. The rows only cut
+off LP points: the optimum of the model is the same with them (tests/test_connectivity).
 """
 
 from __future__ import annotations
