@@ -881,11 +881,6 @@ def add_connectivity_cuts(m, cuts) -> None:
         m.connected.add(sum(m.use[r] for r in cut.routes) >= m.open[cut.a] + m.open[cut.b] - 1)
 
 
-def route_ends(m) -> dict:
-    """Route -> (site a, site b) of every route of ``m``."""
-    return {r: (m.route[r].a, m.route[r].b) for r in m.R}
-
-
 def nic_gbps_per_node(data: ModelData) -> float:
     node = data.node
     return float(node["nics_per_node"]) * float(node["nic_gbps"])
