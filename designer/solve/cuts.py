@@ -35,14 +35,19 @@ def cut_spec(model, columns: dict) -> dict | None:
             "ends": [[model.route[r].a, model.route[r].b] for r in model.R]}
 
 
-def cut_rounds(highs: highspy.Highs, spec: dict, seconds: float, ends: float | None = None) -> tuple[list[Cut], dict]:
+def cut_rounds(highs: highspy.Highs, spec: dict | None, seconds: float,
+               ends: float | None = None) -> tuple[list[Cut], dict]:
     """Rounds on ``highs``, an LP solved to optimality, for at most max(``seconds``, MIN_SECONDS) and until ``ends``
     (perf_counter seconds; None: no end). Returns the rows added and the last optimal round's solution
-    ({"objective", "col_value"}); a round that does not end optimal (its time up) is dropped, its rows with it."""
+    ({"objective", "col_value"}); a round that does not end optimal (its time up) is left out of both (its rows stay in
+    ``highs``).
+    Without a ``spec``, no round: the LP's own solution."""
     began = time.perf_counter()
-    ends_of = {r: tuple(pair) for r, pair in zip(spec["routes"], spec["ends"])}
     best = {"objective": highs.getInfo().objective_function_value, "col_value": list(highs.getSolution().col_value)}
     added: list[Cut] = []
+    if spec is None:
+        return added, best
+    ends_of = {r: tuple(pair) for r, pair in zip(spec["routes"], spec["ends"])}
     while True:
         x = best["col_value"]
         cuts = violated_cuts({s: x[c] for s, c in zip(spec["sites"], spec["open"])},

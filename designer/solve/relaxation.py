@@ -179,9 +179,7 @@ def solve_lp(lp: highspy.Highs, time_limit: float | None, columns: list[int], th
     status = lp.getModelStatus()
     answer = {"status": LP_STATUS.get(status.name, "failed"), "termination": status.name, "seconds": lp.getRunTime()}
     if answer["status"] == "optimal":
-        added, best = cut_rounds(lp, cuts, lp.getRunTime(), ends) if cuts else ([], None)
-        if best is None:
-            best = {"objective": lp.getInfo().objective_function_value, "col_value": lp.getSolution().col_value}
+        added, best = cut_rounds(lp, cuts, lp.getRunTime(), ends)
         values = best["col_value"]
         answer |= {"objective": best["objective"], "values": [values[c] for c in columns], "cuts": as_data(added),
                    "seconds": lp.getRunTime()}  # HiGHS's clock: every round's run
