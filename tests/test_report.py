@@ -177,6 +177,7 @@ def test_compiled_templates_are_read_back_not_compiled_again(tmp_path, monkeypat
     """A run after the first reads the templates' compiled code from the cache: with compiling made to fail, a fresh
     environment over the filled cache still renders both reports, the same text."""
     monkeypatch.setattr(report, "compiled_templates", lambda: report.CompiledTemplates(str(tmp_path)))
+    monkeypatch.setattr(report.time, "strftime", lambda *_args: "2026-12-07 12:00:00")  # the reports' "generated"
     report._env.cache_clear()
     try:
         first = render_html(BARE), render_markdown(BARE)
