@@ -4,16 +4,20 @@ row holds at the optimum, and the optimum is the same with and without them, in 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from test_diagnose import book, site
 
+import designer.solve.start as start_module
 from designer.inputs.workbook import load_inputs
 from designer.inputs.writer import write_workbook
-from designer.solve import relaxation
+from designer.solve import pricing, relaxation
+from designer.solve.cuts import cut_spec
 from designer.solve.highs import SolveOptions as HighsOptions
-from designer.solve.highs import run_highs, translate
+from designer.solve.highs import run_highs, scheduler_threads, translate
 from designer.solve.prepare import prepare_data
 from designer.solve.run import SolveOptions, solve
+from designer.solve.start import greedy_start
 from models.connectivity import Cut, violated_cuts
 from models.network import COST_SCALE, build_model, set_objective
 
@@ -91,3 +95,31 @@ def test_the_rows_hold_at_the_optimum_which_they_leave_as_it_was(line, monkeypat
     assert with_cuts["objective_usd"] == pytest.approx(without["objective_usd"], rel=1e-9) == 3_339_711
     assert [(s["name"], s["nodes"]) for s in with_cuts["sites"] if s["open"]] == [("a", 4), ("b", 1), ("c", 1),
                                                                                    ("d", 2)]
+
+
+def test_the_lp_by_pricing_takes_the_rows_too(line, monkeypatch):
+    """The LP by pricing (designer.solve.pricing) from the greedy design's modes proves the plain LP, then rounds of
+    cuts on its restricted LP, its pairs priced again after each: the bound rises above the plain LP's by the middle
+    sites' $1M and stays at or below the optimum. On the large-model path (priced_start) the rows go into the model,
+    and the optimum is the same."""
+    data = prepare_data(line)
+    model = build_model(data)
+    set_objective(model)
+    assert greedy_start(model, data, HighsOptions(), None) is not None
+    highs, columns = translate(model)
+    owner, pairs = pricing.pair_columns(model, columns)
+    modes = {i for (_s, i), y in model.y.items() if round(y.value or 0) == 1}
+    first = np.array([i in modes for _s, i in pairs], dtype=bool)
+    assert not first.all()
+    lp = highs.getLp()
+    plain = pricing.priced_relaxation(lp, owner, first, COST_SCALE, None, scheduler_threads())
+    cut = pricing.priced_relaxation(lp, owner, first, COST_SCALE, None, scheduler_threads(),
+                                       cut_spec(model, columns))
+    assert plain.proven and not plain.cuts and plain.bound == pytest.approx(1_378_248, rel=1e-4)
+    assert cut.proven and cut.cuts and plain.bound + 1_000_000 < cut.bound <= 3_339_711 * (1 + 1e-9)
+
+    monkeypatch.setattr(start_module, "CHOSEN_ONLY", 0)
+    said = []
+    answer = solve(line, SolveOptions(progress=said.append))
+    assert any(line.startswith("LP relaxation by pricing") and "connectivity cut(s)" in line for line in said)
+    assert answer["objective_usd"] == pytest.approx(3_339_711, rel=1e-9)

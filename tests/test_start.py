@@ -85,6 +85,28 @@ def test_a_large_model_is_completed_on_its_chosen_modes(monkeypatch, instance):
     assert stopped.objective is not None and stopped.objective <= chosen.objective * (1 + 1e-9)
 
 
+def test_many_modes_take_the_chosen_modes_path_past_their_size(monkeypatch, instance):
+    """chosen_only: above CHOSEN_ONLY variables, or above MANY_MODES_VARIABLES over MANY_MODES modes or more; a model
+    with a budget row never (a model built afresh would not hold it)."""
+    import designer.solve.start as start_module
+
+    _inputs, _data, model = instance
+    size, modes = model.nvariables(), len(model.M)
+    assert not start_module.chosen_only(model)  # the example is small
+    monkeypatch.setattr(start_module, "MANY_MODES_VARIABLES", size - 1)
+    monkeypatch.setattr(start_module, "MANY_MODES", modes)
+    assert start_module.chosen_only(model)
+    monkeypatch.setattr(start_module, "MANY_MODES", modes + 1)
+    assert not start_module.chosen_only(model)
+    monkeypatch.setattr(start_module, "MANY_MODES", modes)
+    monkeypatch.setattr(start_module, "MANY_MODES_VARIABLES", size)
+    assert not start_module.chosen_only(model)
+    monkeypatch.setattr(start_module, "CHOSEN_ONLY", size - 1)
+    assert start_module.chosen_only(model)
+    monkeypatch.setattr(model, "budget", object(), raising=False)
+    assert not start_module.chosen_only(model)
+
+
 def test_a_completion_on_the_chosen_modes_may_take_all_the_time_left(monkeypatch, instance):
     """The whole model's completion runs beside its LP and before a search of its own: START_SHARE of the time left,
     or more while it has no design (its settle point). The completion on the chosen modes alone is the one design

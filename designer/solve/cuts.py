@@ -5,9 +5,9 @@ model for every later run (models.network.add_connectivity_cuts).
 
 16 candidate sites, 40 switch models: the LP's $10,441.6M -> $10,477.4M in 10 rounds (5.4 s; the first solve 4.5 s),
 HiGHS's root from it $10,487.8M where it reached $10,467.9M without (both at 100 s); 32 sites, 50 models, on its whole
-LP by hand: $31,925.8M -> $32,023.1M (30 rounds of 0.1-1.4 s; the solve prices that LP, designer.solve.pricing, and goes
-without the rounds there); the 6-site oracle instance $3.616M -> $3.628M (the optimum and the solve's time as they
-were). On the examples and the RTT-limited 30- and 50-site instances of the bench the LP's point breaks none.
+LP by hand: $31,925.8M -> $32,023.1M (30 rounds of 0.1-1.4 s; the solve prices that LP, designer.solve.pricing, and
+runs the rounds on its restricted LP); the 6-site oracle instance $3.616M -> $3.628M (the optimum and the solve's time
+as they were). On the examples and the RTT-limited 30- and 50-site instances of the bench the LP's point breaks none.
 
 The rows are given as plain data (``spec``, ``Cut``), so that the LP's own process (designer.solve.process) runs the
 rounds too."""
@@ -57,12 +57,9 @@ def cut_rounds(highs: highspy.Highs, spec: dict | None, seconds: float,
             left = min(left, ends - time.perf_counter())
         if not cuts or left <= 0:
             return added, best
-        use = dict(zip(spec["routes"], spec["use"]))
-        opened = dict(zip(spec["sites"], spec["open"]))
         for cut in cuts:
-            index = [use[r] for r in cut.routes] + [opened[cut.a], opened[cut.b]]
-            highs.addRow(-1.0, highspy.kHighsInf, len(index), np.array(index, dtype=np.int32),
-                         np.array([1.0] * len(cut.routes) + [-1.0, -1.0]))
+            index, value = cut_row(spec, cut)
+            highs.addRow(-1.0, highspy.kHighsInf, len(index), index, value)
         highs.setOptionValue("time_limit", highs.getRunTime() + max(1e-3, left))  # HiGHS's clock runs on over runs
         highs.run()
         if highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -70,6 +67,15 @@ def cut_rounds(highs: highspy.Highs, spec: dict | None, seconds: float,
         added += cuts
         best = {"objective": highs.getInfo().objective_function_value,
                 "col_value": list(highs.getSolution().col_value)}
+
+
+def cut_row(spec: dict, cut: Cut) -> tuple[np.ndarray, np.ndarray]:
+    """The row of ``cut`` over the translated model's columns (``spec``: cut_spec's), its lower bound -1 and no upper:
+    (columns, coefficients) of sum_{r in cut.routes} use_r - open_a - open_b >= -1."""
+    use = dict(zip(spec["routes"], spec["use"]))
+    opened = dict(zip(spec["sites"], spec["open"]))
+    index = [use[r] for r in cut.routes] + [opened[cut.a], opened[cut.b]]
+    return np.array(index, dtype=np.int32), np.array([1.0] * len(cut.routes) + [-1.0, -1.0])
 
 
 def as_data(cuts: list[Cut]) -> list[list]:

@@ -16,16 +16,24 @@ again from its basis, until none is left (L(y) is then the restricted LP's optim
 the rounds or the clock run out (the greatest L(y) so far is the bound). 50 sites and 60 switch models: two rounds,
 11 s, against 43-56 s for the whole LP; 30 sites, 400k GPUs: two rounds, 0.4 s. The pricing LP is solved in PARTS
 LPs of its pairs, without presolve (pricing_lp).
+
+Then rounds of connectivity cuts (designer.solve.cuts) on the restricted LP, its pairs priced again after each: 16
+sites, 40 switch models, $10,441.6M -> $10,477.4M in 1.6 s (45 rows; the pricing 1.3 s); 50 sites, 60 models,
+$82,882.2M -> $82,934.2M in 11.5 s (174 rows; 9.1 s); 32 sites, 50 models, $31,925.8M -> $32,026.8M in 22 s (221
+rows; 3.4 s), past its time (CUT_SHARE).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import highspy
 import numpy as np
 import pyomo.environ as pyo
+
+from designer.solve.cuts import MIN_SECONDS, cut_rounds, cut_row
+from models.connectivity import Cut
 
 ROUNDS = 10  # restricted LPs solved at most
 #: a pair whose part of the pricing LP is below -NEGLIGIBLE x |the restricted LP's optimum| joins the restricted LP;
@@ -38,14 +46,20 @@ LP_OPTIONS = {"solve_relaxation": True, "presolve": "off", "parallel": "off", "o
 #: whose pricing LP has 343k rows and 226k columns, held 1.86 GB at its peak as one LP with presolve (5.3 + 2.4 s
 #: over the two rounds), 1.78 GB without (3.2 + 1.3 s)
 PARTS = 16
+#: the connectivity cuts' rounds, and the pricing after each, may take this many times the time the pricing took to
+#: prove the LP (designer.solve.cuts.MIN_SECONDS at least)
+CUT_SHARE = 2.0
 
 
 @dataclass
 class Priced:
-    """What the column generation ends with: ``bound`` the greatest L(y) (USD), ``objective`` the last restricted
-    LP's optimum (USD), ``values`` its column values, ``proven`` whether no pair was left with a negative price (the
-    bound is then the whole LP's optimum up to rounding), ``pairs`` the pairs it held (True per pair), ``rounds``
-    and ``seconds``."""
+    """What the column generation ends with: ``bound`` the greatest L(y) (USD), ``objective`` the restricted LP's
+    optimum (USD) where the pricing ended, before any cut, ``values`` its column values (the point the LP's
+    neighbourhood reads, designer.solve.neighbourhood: from the cuts' point, at 50 sites and 60 switch models, the
+    neighbourhoods found no design in 70 s, from this one $83.15B in 3 s), ``proven`` whether no pair was left with a
+    negative price (the bound is then the whole LP's optimum up to rounding), ``pairs`` the pairs it held (True per
+    pair), ``rounds`` and ``seconds``; ``cuts`` the connectivity cuts added to the restricted LP
+    (models.connectivity.Cut)."""
 
     bound: float | None
     objective: float | None
@@ -54,6 +68,7 @@ class Priced:
     pairs: np.ndarray
     rounds: int
     seconds: float
+    cuts: list = field(default_factory=list)
 
 
 def pair_columns(model, columns: dict) -> tuple[np.ndarray, list[tuple]]:
@@ -84,6 +99,16 @@ class Matrix:
         else:
             self.col, self.row = index, spread
         self.num_col, self.num_row = lp.num_col_, lp.num_row_
+
+    def add_rows(self, rows: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """More rows, after the others: each (columns, values)."""
+        if not rows:
+            return
+        self.col = np.concatenate([self.col] + [np.asarray(c, dtype=np.int64) for c, _v in rows])
+        self.row = np.concatenate([self.row] + [np.full(len(c), self.num_row + k, dtype=np.int64)
+                                                for k, (c, _v) in enumerate(rows)])
+        self.value = np.concatenate([self.value] + [np.asarray(v, dtype=float) for _c, v in rows])
+        self.num_row += len(rows)
 
     def reduced_costs(self, cost: np.ndarray, duals: np.ndarray) -> np.ndarray:
         """c - A^T y."""
@@ -129,65 +154,130 @@ def box_minimum(weights: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> fl
 
 
 def priced_relaxation(lp: highspy.HighsLp, owner: np.ndarray, first: np.ndarray, scale: float,
-                      ends: float | None, threads: int) -> Priced:
+                      ends: float | None, threads: int, cuts: dict | None = None) -> Priced:
     """The model's LP relaxation by column generation (module docstring). ``lp``: the translated model; ``owner``:
     each column's pair (pair_columns); ``first``: the pairs the restricted LP starts with (True per pair); ``scale``:
     USD per unit of the objective; ``ends``: when the time is up (perf_counter seconds; None: no limit); ``threads``:
-    the thread count of HiGHS's scheduler in this process (designer.solve.highs.scheduler_threads)."""
+    the thread count of HiGHS's scheduler in this process (designer.solve.highs.scheduler_threads). ``cuts``
+    (designer.solve.cuts.cut_spec): once the pricing has proved the LP, rounds of connectivity cuts on the restricted
+    LP, its pairs priced again after each, for CUT_SHARE times as long as the pricing took (MIN_SECONDS at least). A
+    cut's row holds columns of no pair (open, use), so it is dualized in L(y) with the restricted LP's other rows:
+    L(y) then bounds the LP with the rows, which every design meets, and the bound is the greatest L(y) with or
+    without them."""
     started = time.perf_counter()
-    matrix = Matrix(lp)
-    cost = np.asarray(lp.col_cost_, dtype=float)
-    lower, upper = np.asarray(lp.col_lower_, dtype=float), np.asarray(lp.col_upper_, dtype=float)
-    row_lower, row_upper = np.asarray(lp.row_lower_, dtype=float), np.asarray(lp.row_upper_, dtype=float)
-    held = first.copy()
-    out = np.zeros(len(owner), dtype=bool)
-    out[owner >= 0] = ~held[owner[owner >= 0]]
-    restricted = highspy.Highs()
-    restricted.setOptionValue("output_flag", False)
-    restricted.passModel(lp)
-    for option, value in (LP_OPTIONS | {"threads": threads}).items():
-        restricted.setOptionValue(option, value)
-    fixed = np.flatnonzero(out).astype(np.int32)
-    restricted.changeColsBounds(len(fixed), fixed, np.zeros(len(fixed)), np.zeros(len(fixed)))
-    best = Priced(None, None, None, False, held, 0, 0.0)
-    for rounds in range(1, ROUNDS + 1):
-        if ends is not None:
-            left = ends - time.perf_counter()
-            if left <= 0:
-                break
-            restricted.setOptionValue("time_limit", left)
-        restricted.run()
-        if restricted.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+    generation = Generation(lp, owner, first, threads)
+    best = Priced(None, None, None, False, generation.held, 0, 0.0)
+    rounds = 0
+    while rounds < ROUNDS and generation.solve(ends):
+        rounds += 1
+        joining = generation.price(best, scale, ends)
+        best.objective, best.values = generation.point(scale)
+        if joining is None:
             break
-        objective = restricted.getInfo().objective_function_value
-        duals = np.asarray(restricted.getSolution().row_dual, dtype=float)
-        kept = ~matrix.rows_touching(~out)  # the rows of left-out columns alone
-        duals[kept] = 0.0
-        rc = matrix.reduced_costs(cost, duals)
-        inside = ~out
-        part = lp.offset_ + box_minimum(duals, row_lower, row_upper) + box_minimum(rc[inside], lower[inside],
-                                                                                 upper[inside])
-        price, chosen = pricing_lp(matrix, kept, out, owner, rc, lower, upper, row_lower, row_upper, threads, ends)
-        bound = part + price if price is not None else -np.inf
-        if np.isfinite(bound) and (best.bound is None or bound * scale > best.bound):
-            best.bound = float(bound * scale)
-        best.objective, best.values = objective * scale, np.asarray(restricted.getSolution().col_value)
-        best.rounds = rounds
-        if chosen is None:
-            break
-        share = np.bincount(owner[out], weights=rc[out] * chosen, minlength=len(held))
-        joining = (share < -NEGLIGIBLE * max(1.0, abs(objective))) & ~held
         if not joining.any():
             best.proven = True
             break
-        held |= joining
-        now = out & held[np.maximum(owner, 0)] & (owner >= 0)
-        out &= ~now
-        freed = np.flatnonzero(now).astype(np.int32)
-        restricted.changeColsBounds(len(freed), freed, lower[freed], upper[freed])
-    best.pairs = held
+        generation.join(joining)
+    best.rounds = rounds
+    if cuts is not None and best.proven:
+        until = time.perf_counter() + max(CUT_SHARE * (time.perf_counter() - started), MIN_SECONDS)
+        until = min(until, ends) if ends is not None else until
+        priced = True  # the restricted LP's point has been priced
+        for _ in range(ROUNDS):
+            added = generation.cut(cuts, until)
+            if added is None or (priced and not added):  # the time up, or no row broken at a point priced
+                break
+            best.cuts += added
+            joining = generation.price(best, scale, until)
+            if joining is None:
+                break
+            priced = not joining.any()
+            if not priced:
+                generation.join(joining)
+                if not generation.solve(until):
+                    break
+    best.pairs = generation.held
     best.seconds = time.perf_counter() - started
     return best
+
+
+class Generation:
+    """The restricted LP of a column generation (priced_relaxation) and what its pricing reads: the whole model's
+    matrix, costs and bounds (rows added as cuts join), the pairs ``held`` and the columns left ``out``."""
+
+    def __init__(self, lp: highspy.HighsLp, owner: np.ndarray, first: np.ndarray, threads: int):
+        self.matrix, self.owner, self.threads, self.offset = Matrix(lp), owner, threads, lp.offset_
+        self.cost = np.asarray(lp.col_cost_, dtype=float)
+        self.lower, self.upper = np.asarray(lp.col_lower_, dtype=float), np.asarray(lp.col_upper_, dtype=float)
+        self.row_lower = np.asarray(lp.row_lower_, dtype=float)
+        self.row_upper = np.asarray(lp.row_upper_, dtype=float)
+        self.held = first.copy()
+        self.out = np.zeros(len(owner), dtype=bool)
+        self.out[owner >= 0] = ~self.held[owner[owner >= 0]]
+        self.highs = highspy.Highs()
+        self.highs.setOptionValue("output_flag", False)
+        self.highs.passModel(lp)
+        for option, value in (LP_OPTIONS | {"threads": threads}).items():
+            self.highs.setOptionValue(option, value)
+        fixed = np.flatnonzero(self.out).astype(np.int32)
+        self.highs.changeColsBounds(len(fixed), fixed, np.zeros(len(fixed)), np.zeros(len(fixed)))
+
+    def solve(self, ends: float | None) -> bool:
+        """The restricted LP solved again (from its basis) until ``ends``: whether it is optimal."""
+        if ends is not None:
+            left = ends - time.perf_counter()
+            if left <= 0:
+                return False
+            self.highs.setOptionValue("time_limit", self.highs.getRunTime() + left)  # its clock runs on over runs
+        self.highs.run()
+        return self.highs.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+    def price(self, best: Priced, scale: float, ends: float | None) -> np.ndarray | None:
+        """L(y) at the optimal restricted LP's duals, ``best.bound`` raised to it where it is greater; the pairs whose
+        part of the pricing LP is negative (True per pair), or None when the pricing LP is not solved in time."""
+        matrix, out = self.matrix, self.out
+        objective = self.highs.getInfo().objective_function_value
+        duals = np.asarray(self.highs.getSolution().row_dual, dtype=float)
+        kept = ~matrix.rows_touching(~out)  # the rows of left-out columns alone
+        duals[kept] = 0.0
+        rc = matrix.reduced_costs(self.cost, duals)
+        inside = ~out
+        part = self.offset + box_minimum(duals, self.row_lower, self.row_upper) + box_minimum(
+            rc[inside], self.lower[inside], self.upper[inside])
+        price, chosen = pricing_lp(matrix, kept, out, self.owner, rc, self.lower, self.upper, self.row_lower,
+                                   self.row_upper, self.threads, ends)
+        bound = part + price if price is not None else -np.inf
+        if np.isfinite(bound) and (best.bound is None or bound * scale > best.bound):
+            best.bound = float(bound * scale)
+        if chosen is None:
+            return None
+        share = np.bincount(self.owner[out], weights=rc[out] * chosen, minlength=len(self.held))
+        return (share < -NEGLIGIBLE * max(1.0, abs(objective))) & ~self.held
+
+    def point(self, scale: float) -> tuple[float, np.ndarray]:
+        """The optimal restricted LP's cost (USD) and column values."""
+        return (self.highs.getInfo().objective_function_value * scale,
+                np.asarray(self.highs.getSolution().col_value))
+
+    def join(self, joining: np.ndarray) -> None:
+        """The ``joining`` pairs' columns freed in the restricted LP."""
+        self.held |= joining
+        now = self.out & self.held[np.maximum(self.owner, 0)] & (self.owner >= 0)
+        self.out &= ~now
+        freed = np.flatnonzero(now).astype(np.int32)
+        self.highs.changeColsBounds(len(freed), freed, self.lower[freed], self.upper[freed])
+
+    def cut(self, spec: dict, until: float) -> list[Cut] | None:
+        """Rounds of connectivity cuts on the optimal restricted LP until ``until`` (designer.solve.cuts.cut_rounds),
+        their rows added to the matrix the pricing reads: the rows added, or None when the last round did not end
+        optimal (its rows are then in the LP alone, so the pricing stops)."""
+        added, _ = cut_rounds(self.highs, spec, until - time.perf_counter(), until)
+        if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        self.matrix.add_rows([cut_row(spec, cut) for cut in added])
+        self.row_lower = np.append(self.row_lower, np.full(len(added), -1.0))
+        self.row_upper = np.append(self.row_upper, np.full(len(added), np.inf))
+        return added
 
 
 def pricing_lp(matrix: Matrix, kept: np.ndarray, out: np.ndarray, owner: np.ndarray, rc: np.ndarray,

@@ -21,13 +21,20 @@ from designer.solve.highs import (
     start_violation,
     translate,
 )
-from models.network import COST_SCALE, build_model, set_objective
+from models.network import COST_SCALE, add_connectivity_cuts, build_model, set_objective
 
 START_SHARE = 0.4  # of the time limit, at most, for completing the greedy plan
 # a model with more variables than this has its greedy plan completed on a model of the chosen modes alone: the
 # 50-site plan with 60 switch models (233k variables) took 21 s to translate for HiGHS and found no design in the
 # 9 s left of its share; the modes it fixes at zero are most of the model
 CHOSEN_ONLY = 100_000
+#: ... as is one with more than MANY_MODES_VARIABLES variables over MANY_MODES fabric modes or more, where a design uses
+#: a handful of them: 16 sites, 40 switch models (57,630 variables, 398 modes), to 1% in 120 s: the whole model's
+#: completions of the LP's sites and HiGHS's run found nothing below the greedy design in 86 s (1.82%), the
+#: neighbourhoods over the start's modes a design 1.2% below it in 17.5 s (0.98% in 46 s whole); 8 sites, 30 models
+#: (12,593, 216): 0.77% -> 0.59% (0.24% -> 0.26% at 1e-4). Over few modes the whole model's runs are the better
+#: search: 30 and 50 sites on the default catalog (32 and 33 modes; 0.37% -> 0.54% at 1%, 0.28% -> 0.74% at 1e-4)
+MANY_MODES, MANY_MODES_VARIABLES = 100, 10_000
 #: the least relative gap a completion is solved to: a start need not be proven to the solve's own gap (the default
 #: example, gap 1e-4: its greedy plan's completion 2.0 -> 0.6 s, within 0.002% of the same design; the main run from
 #: the LP's sites completed proves the optimum either way)
@@ -92,8 +99,11 @@ def guided_start(model, data, options: SolveOptions, cutoff: float | None, relax
 
 def chosen_only(model) -> bool:
     """Whether a greedy plan of ``model`` is completed on a model of its chosen pairs (complete_chosen): more than
-    CHOSEN_ONLY variables and no budget row (add_horizon_budget's, which a model built afresh would not hold)."""
-    return not hasattr(model, "budget") and model.nvariables() > CHOSEN_ONLY
+    CHOSEN_ONLY variables, or more than MANY_MODES_VARIABLES over MANY_MODES modes, and no budget row
+    (add_horizon_budget's, which a model built afresh would not hold)."""
+    size = model.nvariables()
+    return not hasattr(model, "budget") and (
+        size > CHOSEN_ONLY or (size > MANY_MODES_VARIABLES and len(model.M) >= MANY_MODES))
 
 
 def complete_chosen(model, data, choices: set, options: SolveOptions, cutoff: float | None,
@@ -168,13 +178,15 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
                  ends: float | None, translation: tuple | None = None) -> tuple[Outcome | None, Outcome | None]:
     """A large model's LP bound and a better design near the start, where the whole LP would take most of the time
     limit (50 sites, 60 switch models: 43-56 s): the LP relaxation by column generation from the start's modes
-    (designer.solve.pricing: 11 s there), then, unless its bound proves the start within the gap, the neighbourhoods
+    (designer.solve.pricing: 11 s there; its connectivity cuts then go into the model for a later run), then, unless
+    its bound proves the start within the gap, the neighbourhoods
     of the start and of the LP's sites over the start's modes (designer.solve.neighbourhood). Returns (the LP's
     Outcome, its cost the bound, or None; the cheapest design the neighbourhoods found below the start and within
     ``cutoff``, its values then in the model's variables, else a no_solution Outcome holding the search's time, or
     None when no search ran). ``ends``: when the time is up (perf_counter seconds; None: no limit, the neighbourhoods
     then given NEIGHBOURHOOD_SECONDS). ``translation``: translate(model), when it was made before (while the start's
     completion ran), else it is made here."""
+    from designer.solve.cuts import cut_spec
     from designer.solve.neighbourhood import neighbourhood_bounds, search
     from designer.solve.pricing import pair_columns, priced_relaxation
 
@@ -184,12 +196,14 @@ def priced_start(model, start: Outcome, options: SolveOptions, cutoff: float | N
     owner, pairs = pair_columns(model, columns)
     modes = {i for (s, i), y in model.y.items() if round(y.value or 0) == 1}
     first = np.array([i in modes for _s, i in pairs], dtype=bool)
-    priced = priced_relaxation(lp, owner, first, COST_SCALE, ends, scheduler_threads())
+    priced = priced_relaxation(lp, owner, first, COST_SCALE, ends, scheduler_threads(), cut_spec(model, columns))
     if priced.bound is None:
         return None, None
+    add_connectivity_cuts(model, priced.cuts)
+    cut_words = f", {len(priced.cuts)} connectivity cut(s)" if priced.cuts else ""
     relaxed = Outcome("optimal", priced.bound, priced.bound, None, time.perf_counter() - began,
-                      f"{'optimal' if priced.proven else 'bound'} after {priced.rounds} round(s) of pricing",
-                      priced.seconds)
+                      f"{'optimal' if priced.proven else 'bound'} after {priced.rounds} round(s) of pricing"
+                      f"{cut_words}", priced.seconds)
     gap = relative_gap(start.objective, priced.bound)
     if gap is not None and gap <= options.mip_gap:
         return relaxed, None
