@@ -105,6 +105,15 @@ def test_a_row_across_parts_makes_the_pricing_lp_one(first_row, optimum, values)
     assert chosen == pytest.approx(values)
 
 
+def test_duals_of_the_wrong_sign_are_set_to_zero():
+    """Rows x >= 1 (no upper), x <= 2 (no lower), 1 <= x <= 2 and a free row: a dual pointing at an infinite bound is
+    0, one of the row's own sign kept, either sign kept on a row bounded on both sides."""
+    lower, upper = np.array([1.0, -np.inf, 1.0, -np.inf]), np.array([np.inf, 2.0, 2.0, np.inf])
+    assert pricing.signed(np.array([-3e-8, 3e-8, -0.5, 1e-8]), lower, upper) == pytest.approx([0, 0, -0.5, 0])
+    assert pricing.signed(np.array([0.25, -0.75, 0.5, 0.0]), lower, upper) == pytest.approx([0.25, -0.75, 0.5, 0])
+    assert pricing.box_minimum(pricing.signed(np.array([0.0, 3e-8, 0.0, 0.0]), lower, upper), lower, upper) == 0.0
+
+
 def test_a_bound_cut_short_is_still_below_the_lp(instance, monkeypatch):
     """One round only, from the greedy design's modes (their restricted LP above the whole LP): the Lagrangian bound L(y) stays at or
     below the whole LP, though the restricted LP's optimum is above it, so it bounds every design."""

@@ -2,15 +2,16 @@
 
 Most columns of a large plan are the counts of (site, mode) pairs no good design uses (50 sites and 60 switch models:
 226,101 of 232,963). The restricted LP holds every column that belongs to no pair and the pairs of a few modes (a
-start's, at every site where they apply); the other pairs' columns are fixed at 0. Its row duals y price the pairs
-left out. With R the rows that touch a column of the restricted LP, dualized at y, and every other row (each a row of
-left-out columns alone: a pair's own rows) kept,
+start's, at every site where they apply), and every row; the other pairs' columns are 0 (not in it). Its row duals y
+price the pairs left out. With R the rows that touch a column of the restricted LP, dualized at y, and every other
+row (each a row of left-out columns alone: a pair's own rows) kept,
 
     L(y) = offset + sum_{r in R} y_r b_r + sum_{j restricted} min_{l_j <= x_j <= u_j} rc_j x_j
            + min { rc . x : x left out, l <= x <= u, the kept rows }
 
-with rc = c - A^T y and b_r a row's lower bound where y_r > 0 and its upper where y_r < 0, is a lower bound on the
-whole LP (weak duality of the Lagrangian that keeps the bounds and the kept rows), so on every design of the model.
+with rc = c - A^T y and b_r a row's lower bound where y_r > 0 and its upper where y_r < 0 (y of those signs: 0 on a
+row bounded on one side only, where the other sign would make it -inf), is a lower bound on the whole LP (weak
+duality of the Lagrangian that keeps the bounds and the kept rows), so on every design of the model.
 Its last term, the pricing LP, splits by pair. The pairs whose part of it is negative join the restricted LP, solved
 again from its basis, until none is left (L(y) is then the restricted LP's optimum, and that is the whole LP's) or
 the rounds or the clock run out (the greatest L(y) so far is the bound). 50 sites and 60 switch models: two rounds,
@@ -18,9 +19,9 @@ the rounds or the clock run out (the greatest L(y) so far is the bound). 50 site
 LPs of its pairs, without presolve (pricing_lp).
 
 Then rounds of connectivity cuts (designer.solve.cuts) on the restricted LP, its pairs priced again after each: 16
-sites, 40 switch models, $10,441.6M -> $10,477.4M in 1.6 s (45 rows; the pricing 1.3 s); 50 sites, 60 models,
-$82,882.2M -> $82,934.2M in 11.5 s (174 rows; 9.1 s); 32 sites, 50 models, $31,925.8M -> $32,026.8M in 22 s (221
-rows; 3.4 s), past its time (CUT_SHARE).
+sites, 40 switch models, $10,441.6M -> $10,477.4M in ~2 s (49 rows; the pricing 1.0 s); 50 sites, 60 models,
+$82,882.2M -> $82,934.2M in 8-10 s (179 rows; 9.1 s); 32 sites, 50 models, $31,925.8M -> $32,026.8M in 11 s (200
+rows; 2.8 s).
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ LP_OPTIONS = {"solve_relaxation": True, "presolve": "off", "parallel": "off", "o
 #: over the two rounds), 1.78 GB without (3.2 + 1.3 s)
 PARTS = 16
 #: the connectivity cuts' rounds, and the pricing after each, may take this many times the time the pricing took to
-#: prove the LP (designer.solve.cuts.MIN_SECONDS at least)
-CUT_SHARE = 2.0
+#: prove the LP (designer.solve.cuts.MIN_SECONDS at least): they took 1x at 50 sites and 60 switch models, 2x at 16
+#: sites and 40 models, 4x at 32 sites and 50 models (where at 2x they stopped with nothing)
+CUT_SHARE = 5.0
 
 
 @dataclass
@@ -144,6 +146,14 @@ def colwise_lp(cost: np.ndarray, lower: np.ndarray, upper: np.ndarray, row_lower
     return lp
 
 
+def signed(duals: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray) -> np.ndarray:
+    """The row duals with those of the wrong sign set to 0 (y_r >= 0 on a row with no upper bound, <= 0 on one with no
+    lower, 0 on a free row): L(y) holds for every y of these signs, and HiGHS leaves duals of the wrong sign within its
+    dual feasibility tolerance (3e-8 on the 16-site restricted LP with cut rows), which would make L(y) -inf."""
+    wrong = (np.isinf(row_upper) & (duals < 0)) | (np.isinf(row_lower) & (duals > 0))
+    return np.where(wrong, 0.0, duals)
+
+
 def box_minimum(weights: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:
     """sum_j min over [l_j, u_j] of w_j x_j (a column's reduced cost times its value; a row's dual times its bound:
     the lower where y_r > 0, the upper where y_r < 0); -inf when a weight beyond TINY points at an infinite bound."""
@@ -203,7 +213,10 @@ def priced_relaxation(lp: highspy.HighsLp, owner: np.ndarray, first: np.ndarray,
 
 class Generation:
     """The restricted LP of a column generation (priced_relaxation) and what its pricing reads: the whole model's
-    matrix, costs and bounds (rows added as cuts join), the pairs ``held`` and the columns left ``out``."""
+    matrix, costs and bounds (rows added as cuts join), the pairs ``held`` and the columns left ``out``. The
+    restricted LP holds every row and the columns not left out alone (``order``: their columns in the whole model),
+    a joining pair's columns added after them: at 50 sites and 60 switch models a tenth of the whole model's columns,
+    where fixing the others at 0 kept them all in HiGHS (and 235 MB more once cut rows joined)."""
 
     def __init__(self, lp: highspy.HighsLp, owner: np.ndarray, first: np.ndarray, threads: int):
         self.matrix, self.owner, self.threads, self.offset = Matrix(lp), owner, threads, lp.offset_
@@ -214,13 +227,16 @@ class Generation:
         self.held = first.copy()
         self.out = np.zeros(len(owner), dtype=bool)
         self.out[owner >= 0] = ~self.held[owner[owner >= 0]]
+        inside = ~self.out
+        self.order = np.flatnonzero(inside)
+        restricted = colwise_lp(self.cost[inside], self.lower[inside], self.upper[inside], self.row_lower,
+                                self.row_upper, self.matrix.block(np.ones(self.matrix.num_row, dtype=bool), inside))
+        restricted.offset_ = lp.offset_
         self.highs = highspy.Highs()
         self.highs.setOptionValue("output_flag", False)
-        self.highs.passModel(lp)
+        self.highs.passModel(restricted)
         for option, value in (LP_OPTIONS | {"threads": threads}).items():
             self.highs.setOptionValue(option, value)
-        fixed = np.flatnonzero(self.out).astype(np.int32)
-        self.highs.changeColsBounds(len(fixed), fixed, np.zeros(len(fixed)), np.zeros(len(fixed)))
 
     def solve(self, ends: float | None) -> bool:
         """The restricted LP solved again (from its basis) until ``ends``: whether it is optimal."""
@@ -237,7 +253,7 @@ class Generation:
         part of the pricing LP is negative (True per pair), or None when the pricing LP is not solved in time."""
         matrix, out = self.matrix, self.out
         objective = self.highs.getInfo().objective_function_value
-        duals = np.asarray(self.highs.getSolution().row_dual, dtype=float)
+        duals = signed(np.asarray(self.highs.getSolution().row_dual, dtype=float), self.row_lower, self.row_upper)
         kept = ~matrix.rows_touching(~out)  # the rows of left-out columns alone
         duals[kept] = 0.0
         rc = matrix.reduced_costs(self.cost, duals)
@@ -255,23 +271,30 @@ class Generation:
         return (share < -NEGLIGIBLE * max(1.0, abs(objective))) & ~self.held
 
     def point(self, scale: float) -> tuple[float, np.ndarray]:
-        """The optimal restricted LP's cost (USD) and column values."""
-        return (self.highs.getInfo().objective_function_value * scale,
-                np.asarray(self.highs.getSolution().col_value))
+        """The optimal restricted LP's cost (USD) and values of the whole model's columns (0 where left out)."""
+        values = np.zeros(len(self.owner))
+        values[self.order] = self.highs.getSolution().col_value
+        return self.highs.getInfo().objective_function_value * scale, values
 
     def join(self, joining: np.ndarray) -> None:
-        """The ``joining`` pairs' columns freed in the restricted LP."""
+        """The ``joining`` pairs' columns added to the restricted LP."""
         self.held |= joining
         now = self.out & self.held[np.maximum(self.owner, 0)] & (self.owner >= 0)
         self.out &= ~now
-        freed = np.flatnonzero(now).astype(np.int32)
-        self.highs.changeColsBounds(len(freed), freed, self.lower[freed], self.upper[freed])
+        freed = np.flatnonzero(now)
+        start, index, value = self.matrix.block(np.ones(self.matrix.num_row, dtype=bool), now)
+        self.highs.addCols(len(freed), self.cost[freed], self.lower[freed], self.upper[freed], len(index), start[:-1],
+                           index, value)
+        self.order = np.concatenate([self.order, freed])
 
     def cut(self, spec: dict, until: float) -> list[Cut] | None:
         """Rounds of connectivity cuts on the optimal restricted LP until ``until`` (designer.solve.cuts.cut_rounds),
         their rows added to the matrix the pricing reads: the rows added, or None when the last round did not end
         optimal (its rows are then in the LP alone, so the pricing stops)."""
-        added, _ = cut_rounds(self.highs, spec, until - time.perf_counter(), until)
+        at = np.empty(len(self.owner), dtype=np.int64)  # each whole-model column's place in the restricted LP
+        at[self.order] = np.arange(len(self.order))
+        here = spec | {"open": [int(at[c]) for c in spec["open"]], "use": [int(at[c]) for c in spec["use"]]}
+        added, _ = cut_rounds(self.highs, here, until - time.perf_counter(), until)
         if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
         self.matrix.add_rows([cut_row(spec, cut) for cut in added])
