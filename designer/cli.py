@@ -244,68 +244,71 @@ def cmd_solve(args) -> int:
     from designer.inputs.workbook import load_inputs
     from designer.outputs.cabling import site_graphs, write_cabling, write_graphml
     from designer.outputs.handoff import write_handoffs
-    from designer.outputs.export import beside, check_output_folder, write_outputs, write_tables
-    from designer.outputs.report import write_infeasible, write_reports
+    from designer.outputs.export import beside, check_output_folder, frozen, write_outputs, write_tables
+    from designer.outputs.report import figures, write_infeasible, write_reports
     from designer.solve.diagnose import infeasible_solution
     from designer.solve.run import SolveOptions, solve
 
-    workbook = Path(args.workbook) if args.workbook else DEFAULT_WORKBOOK
-    say = (lambda _m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
-    say(f"reading {workbook}")
-    start = time.perf_counter()
-    inputs = load_inputs(workbook)
-    read_s = time.perf_counter() - start
-    if not args.quiet:
-        print_notices(inputs)
-    out = Path(args.output) if args.output else REPORTS / workbook.stem
-    check_output_folder(out)
-    options = SolveOptions(time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads, progress=say,
-                           export_model=args.export_model)
-    try:
-        solution = solve(inputs, options)
-    except Infeasible as exc:  # design.json with the diagnosis, and the report; exit 3 via report_error
-        solution = infeasible_solution(inputs, exc, options)
+    with frozen():  # what the imports made, and later the design, left out of the collections (export.frozen)
+        workbook = Path(args.workbook) if args.workbook else DEFAULT_WORKBOOK
+        say = (lambda _m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
+        say(f"reading {workbook}")
+        start = time.perf_counter()
+        inputs = load_inputs(workbook)
+        read_s = time.perf_counter() - start
+        if not args.quiet:
+            print_notices(inputs)
+        out = Path(args.output) if args.output else REPORTS / workbook.stem
+        check_output_folder(out)
+        options = SolveOptions(time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads, progress=say,
+                               export_model=args.export_model)
+        try:
+            solution = solve(inputs, options)
+        except Infeasible as exc:  # design.json with the diagnosis, and the report; exit 3 via report_error
+            solution = infeasible_solution(inputs, exc, options)
+            say("writing the outputs")
+            files = write_infeasible(out, solution)
+            print(f"wrote {', '.join(f.name for f in files)} to {out}", file=sys.stderr)
+            raise
+
+        if args.explain:
+            explain(inputs, solution, SolveOptions(mip_gap=args.mip_gap, threads=args.threads), say)
+
+        def extra(stage, solution):
+            # the site graphs built once, before the fork; in the forked process the report's figures first
+            # (report.draw: in two), then fabric.graphml, neither of which reads the resilience; in this one the
+            # resilience (design.json, the tables and the report read it), the tables, cabling.csv, the audit, the
+            # handoffs and, the figures drawn, the reports (README, Performance: session 36). The outputs are staged
+            # until the audit passes (write_outputs): a design that fails it leaves no file
+            graphs = site_graphs(solution)
+
+            def figures_and_graphml():
+                drawn = figures(solution)
+                write_graphml(solution, stage / "fabric.graphml", graphs)
+                return drawn
+
+            with beside(figures_and_graphml) as drawn:
+                solution["resilience"] = resilience(solution)
+                write_tables(solution, stage)
+                write_cabling(solution, stage / "cabling.csv", graphs)
+                start = time.perf_counter()
+                violations = audit(solution)
+                solution["timings"]["audit_s"] = time.perf_counter() - start
+                if violations:
+                    raise AuditFailure(violations)
+                write_handoffs(solution, graphs, stage)
+            write_reports(stage, solution, drawn[0])
+
+        solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {})}
         say("writing the outputs")
-        files = write_infeasible(out, solution)
-        print(f"wrote {', '.join(f.name for f in files)} to {out}", file=sys.stderr)
-        raise
-
-    solution["resilience"] = resilience(solution)  # the report reads it: before the writers fork
-    if args.explain:
-        explain(inputs, solution, SolveOptions(mip_gap=args.mip_gap, threads=args.threads), say)
-
-    def extra(stage, solution):
-        # the site graphs built once, before the fork; the tables, fabric.graphml and the report in the forked
-        # process, cabling.csv, the audit and the handoffs in this one (a 1M-GPU design's writing 46 s -> 37 s; the
-        # tables moved there, 4.4 s of it that ran before the fork; the handoffs back here once the forked side was
-        # the longer, 29.7/26.4/33.1 s -> 26.0/24.6/30.9 s back to back, the default example within its noise). The
-        # outputs are staged until the audit passes (write_outputs): a design that fails it leaves no file, as before
-        graphs = site_graphs(solution)
-
-        def the_rest():
-            write_tables(solution, stage)
-            write_graphml(solution, stage / "fabric.graphml", graphs)
-            return write_reports(stage, solution)
-
-        with beside(the_rest):
-            write_cabling(solution, stage / "cabling.csv", graphs)
-            start = time.perf_counter()
-            violations = audit(solution)
-            solution["timings"]["audit_s"] = time.perf_counter() - start
-            if violations:
-                raise AuditFailure(violations)
-            write_handoffs(solution, graphs, stage)
-
-    solution["timings"] = {"read_validate_s": read_s, **solution.get("timings", {})}
-    say("writing the outputs")
-    start = time.perf_counter()
-    files = write_outputs(solution, out, extra=extra, tables=False)
-    solution["timings"]["write_s"] = time.perf_counter() - start
-    try:
-        print_result(args, solution, files, out)
-    except KeyboardInterrupt:  # the new outputs are in place: the run is done, only its summary is cut short
-        pass
-    return EXIT_OK
+        start = time.perf_counter()
+        files = write_outputs(solution, out, extra=extra, tables=False)
+        solution["timings"]["write_s"] = time.perf_counter() - start
+        try:
+            print_result(args, solution, files, out)
+        except KeyboardInterrupt:  # the new outputs are in place: the run is done, only its summary is cut short
+            pass
+        return EXIT_OK
 
 
 def explain(inputs, solution: dict, options, say) -> None:

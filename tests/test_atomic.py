@@ -383,3 +383,38 @@ def test_ctrl_c_as_the_stage_is_made_leaves_nothing_beside_the_folder(tmp_path, 
     with pytest.raises(KeyboardInterrupt), atomic_dir(out):
         pass
     assert not out.exists() and not leftovers(out)
+
+
+def _freeze_count() -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_frozen_objects_are_the_commands_alone(tmp_path, monkeypatch):
+    """designer.outputs.export.frozen: inside the block the objects held at its start are frozen; the block that froze
+    first unfreezes them (a nested one leaves them so), and a solve through the command, which freezes its imports,
+    leaves this process collecting all it holds (the tests run commands in-process, each leaving garbage). A child of
+    beside freezes what it inherits."""
+    import gc
+
+    from designer.outputs.export import beside, frozen
+
+    assert gc.get_freeze_count() == 0
+    with frozen():
+        held = gc.get_freeze_count()
+        assert held > 0
+        with frozen():
+            pass
+        assert gc.get_freeze_count() >= held
+        with beside(_freeze_count) as returned:
+            pass
+        assert returned[0] >= held
+    assert gc.get_freeze_count() == 0
+    frozen_inside = []
+    monkeypatch.setattr(gc, "collect", lambda *a: frozen_inside.append(gc.get_freeze_count()) or 0)
+    out = tmp_path / "out"
+    assert cli.main(["solve", str(cli.ROOT / "data" / "examples" / "superpod-h100.xlsx"), "-o", str(out),
+                     "--quiet"]) == cli.EXIT_OK
+    assert frozen_inside and min(frozen_inside) > 0  # the collection before the writers fork, inside the block
+    assert gc.get_freeze_count() == 0

@@ -4,6 +4,7 @@ folder."""
 from __future__ import annotations
 
 import errno
+import gc
 import json
 import logging
 import os
@@ -138,6 +139,7 @@ def beside(func, *args):
     returned: list = []
     try:
         with _ctrl_c_held() as pressed:  # a Ctrl-C during the fork must not leave a child writing unseen
+            gc.collect()  # the garbage of the work before, not handed to the child, which freezes all it has
             child.start()
         send.close()
         if pressed:
@@ -161,8 +163,26 @@ def beside(func, *args):
     returned.append(value)
 
 
+@contextmanager
+def frozen():
+    """The objects this process holds now left out of its collections until the block ends (gc.freeze): at the start
+    of a command, what its imports made, which lives as long as the command does, is never walked again (the
+    default example's command: 0.25-0.29 -> 0.18-0.20 s of collections in its own process). Unfrozen at the end by
+    the block that froze first (none before it): a caller in the same process (the tests) collects what the block
+    leaves. Not at a fork: the process would keep what the solve left uncollected (50 sites: 200 MB more at its
+    peak); beside collects it and the forked child freezes all it inherits instead (_run_beside)."""
+    owner = gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if owner:
+            gc.unfreeze()
+
+
 def _run_beside(send, func, args) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # not the parent's held Ctrl-C
+    gc.freeze()  # what it inherits never walked by its collections, nor those pages written (the gc module's advice)
     try:
         value = func(*args)
         send.send((None, value))

@@ -92,33 +92,51 @@ def _draw_some(jobs: dict, keys: list) -> dict:
     return {k: _figure(*jobs[k]) for k in keys}
 
 
-def context(solution: dict, figures: bool = True) -> dict:
-    """Everything the templates show, computed once (designer.outputs.statistics) from the solution."""
+def site_rows(solution: dict) -> list[dict]:
+    """Per open site what the report shows of it besides its figures: its fabric, latency budget and racks."""
+    limit = latency_limit(solution)
+    opened = st.open_sites(solution)
+    plans = [st.network_racks(s, solution) for s in opened]
+    return [{"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
+             "racks": st.rack_kinds(racks) if racks else [], "rack_plan": racks}
+            for s, racks in zip(opened, plans)]
+
+
+def latency_limit(solution: dict) -> float | None:
+    return ((solution.get("inputs") or {}).get("project") or {}).get("max_fabric_latency_us")
+
+
+def figures(solution: dict) -> dict:
+    """Every figure of report.html by key, drawn at once (draw): each site figure for the first site that shows it
+    and {"same_as": that site} for the sites alike (site_figures), then the design's cost, power, map,
+    communication and training figures where it has them."""
     from designer.outputs import plots
 
+    jobs, shared = site_figures(site_rows(solution), latency_limit(solution), solution)
+    if st.open_sites(solution):
+        jobs["cost"] = (plots.cost_figure, solution)
+        jobs["power"] = (plots.power_figure, solution)
+    if st.site_locations(solution):
+        jobs["map"] = (plots.map_figure, solution)
+    if comm := st.communication(solution):
+        jobs["communication"] = (plots.communication_figure, comm)
+    if train := st.training(solution):
+        jobs["training"] = (plots.training_figure, train)
+    return {**draw(jobs), **shared}
+
+
+def context(solution: dict, drawn: dict | None = None) -> dict:
+    """Everything the templates show, computed once (designer.outputs.statistics) from the solution; ``drawn``: its
+    figures (figures), none where not given (report.md)."""
     ov = st.overview(solution)
     project = (solution.get("inputs") or {}).get("project") or {}
-    limit = project.get("max_fabric_latency_us")
     opened = st.open_sites(solution)
     comm = st.communication(solution)
     train = st.training(solution)
     has_design = bool(opened)
     locations = st.site_locations(solution)
-    plans = [st.network_racks(s, solution) for s in opened]
-    sites = [{"site": s, "fabric": st.fabric_summary(s), "latency": st.latency_budget(s, limit),
-              "racks": st.rack_kinds(racks) if racks else [], "rack_plan": racks}
-             for s, racks in zip(opened, plans)]
-    jobs, shared = site_figures(sites, limit, solution) if figures else ({}, {})  # figure -> (make, *args)
-    if has_design:
-        jobs["cost"] = (plots.cost_figure, solution)
-        jobs["power"] = (plots.power_figure, solution)
-    if locations:
-        jobs["map"] = (plots.map_figure, solution)
-    if comm:
-        jobs["communication"] = (plots.communication_figure, comm)
-    if train:
-        jobs["training"] = (plots.training_figure, train)
-    drawn = {**draw(jobs), **shared} if figures else {}  # every figure drawn at once (draw)
+    sites = site_rows(solution)
+    drawn = drawn or {}
     for k, x in enumerate(sites):
         x.update({kind: drawn.get((k, kind)) for kind in SITE_FIGURES})
     figs = {name: drawn[name] for name in ("cost", "power", "map", "communication", "training") if name in drawn}
@@ -184,20 +202,23 @@ def alike(shown) -> str:
     return json.dumps(unnamed(shown), sort_keys=True, default=str)
 
 
-def render_html(solution: dict) -> str:
-    return _env().get_template("report.html.j2").render(**context(solution, figures=True))
+def render_html(solution: dict, drawn: dict | None = None) -> str:
+    """report.html; ``drawn``: its figures drawn already (figures), else drawn here."""
+    drawn = figures(solution) if drawn is None else drawn
+    return _env().get_template("report.html.j2").render(**context(solution, drawn))
 
 
 def render_markdown(solution: dict) -> str:
-    return _env().get_template("report.md.j2").render(**context(solution, figures=False))
+    return _env().get_template("report.md.j2").render(**context(solution))
 
 
-def write_reports(folder, solution: dict) -> list[Path]:
-    """Write report.html and report.md into ``folder`` (the staging folder of an atomic write)."""
+def write_reports(folder, solution: dict, drawn: dict | None = None) -> list[Path]:
+    """Write report.html and report.md into ``folder`` (the staging folder of an atomic write); ``drawn`` as in
+    render_html."""
     folder = Path(folder)
     html = folder / HTML_NAME
     md = folder / MD_NAME
-    html.write_text(render_html(solution), encoding="utf-8")
+    html.write_text(render_html(solution, drawn), encoding="utf-8")
     md.write_text(render_markdown(solution), encoding="utf-8")
     return [html, md]
 
