@@ -206,7 +206,6 @@ def priced_relaxation(lp: highspy.HighsLp, owner: np.ndarray, first: np.ndarray,
                 generation.join(joining)
                 if not generation.solve(until):
                     break
-    best.pairs = generation.held
     best.seconds = time.perf_counter() - started
     return best
 
