@@ -249,7 +249,7 @@ def cmd_solve(args) -> int:
     from designer.solve.diagnose import infeasible_solution
     from designer.solve.run import SolveOptions, solve
 
-    with frozen():  # what the imports made, and later the design, left out of the collections (export.frozen)
+    with frozen():  # what the imports made left out of the collections until the command ends (export.frozen)
         workbook = Path(args.workbook) if args.workbook else DEFAULT_WORKBOOK
         say = (lambda _m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
         say(f"reading {workbook}")
